@@ -1,0 +1,41 @@
+"""Embedders by name: `static` (default, shipped model2vec model), `minilm`,
+`ollama:<model>` and `hash` (dependency-free, for tests and tiny set-ups)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sift.integrations.embedders._hash import HashEmbedder
+
+if TYPE_CHECKING:
+    from sift.protocols import Embedder
+
+__all__ = ["DEFAULT_EMBEDDER", "HashEmbedder", "embedder_names", "get_embedder"]
+
+DEFAULT_EMBEDDER = "static"
+
+_NAMES = ("static", "minilm", "hash", "ollama:<model>")
+
+
+def embedder_names() -> tuple[str, ...]:
+    return _NAMES
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:
+    """The embedder registered under `name`; unknown names list the valid ones."""
+    if name == "hash" or name.startswith("hash:"):
+        dim = int(name.split(":", 1)[1]) if ":" in name else 256
+        return HashEmbedder(dim=dim)
+    if name == "static":
+        from sift.integrations.embedders._static import StaticEmbedder
+
+        return StaticEmbedder(**options)  # type: ignore[arg-type]
+    if name == "minilm":
+        from sift.integrations.embedders._minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder(**options)  # type: ignore[arg-type]
+    if name.startswith("ollama:"):
+        from sift.integrations.embedders._ollama import OllamaEmbedder
+
+        return OllamaEmbedder(model=name.split(":", 1)[1], **options)  # type: ignore[arg-type]
+    raise ValueError(f"unknown embedder {name!r}; valid names: {', '.join(_NAMES)}")

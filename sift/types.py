@@ -1,0 +1,261 @@
+"""The data that crosses sift's boundaries: documents, chunks, tool calls, results.
+
+Everything here is a pydantic model so that the CLI's `--json`, the HTTP API and the
+LangGraph state all speak the same, validated shapes (DESIGN "The episode: contract").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "Chunk",
+    "CorpusStats",
+    "Decision",
+    "Document",
+    "DocumentFailure",
+    "Evidence",
+    "FinalDocument",
+    "FoundBy",
+    "GrepResult",
+    "Hit",
+    "Message",
+    "PolicyView",
+    "SearchMode",
+    "SearchResult",
+    "SeenChunk",
+    "StopReason",
+    "ToolCall",
+    "ToolCallTrace",
+    "TurnTrace",
+    "UpsertReport",
+    "Usage",
+]
+
+SearchMode = Literal["hybrid", "bm25", "dense"]
+StopReason = Literal["final", "max_turns", "budget", "error", "deadline"]
+
+MetadataValue = str | int | float | bool | None | list[str | int | float | bool]
+
+MAX_DOC_ID_CHARS = 512
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+class Document(BaseModel):
+    """A document to ingest. `id` is the caller's stable identifier."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1, max_length=MAX_DOC_ID_CHARS)
+    title: str = ""
+    text: str
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_printable(cls, value: str) -> str:
+        if value != value.strip() or any(c in value for c in "\n\r\t\x00"):
+            raise ValueError("document id must not contain control characters or edge spaces")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _reserved_keys(cls, value: dict[str, MetadataValue]) -> dict[str, MetadataValue]:
+        clash = {"doc_id", "title", "chunk_id", "chunk_index"} & set(value)
+        if clash:
+            raise ValueError(f"metadata keys {sorted(clash)} are reserved by sift")
+        return value
+
+
+class Chunk(BaseModel):
+    """A stored piece of a document. `chunk_id` is `<doc_id>_<index>`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    doc_id: str
+    index: int
+    title: str = ""
+    text: str
+    start: int = 0
+    end: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Hit(BaseModel):
+    """A chunk returned by a search, with the store's score (higher is better)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk: Chunk
+    score: float
+
+
+class GrepResult(BaseModel):
+    """Hits of a regex over the chunks, and a note when the scan was bounded."""
+
+    hits: list[Hit] = Field(default_factory=list)
+    note: str | None = None
+
+
+class DocumentFailure(BaseModel):
+    doc_id: str
+    error: str
+
+
+class UpsertReport(BaseModel):
+    """What an upsert did. A document listed in `failed` is not stored, wholly."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks_written: int = 0
+    failed: list[DocumentFailure] = Field(default_factory=list)
+
+
+class CorpusStats(BaseModel):
+    documents: int
+    chunks: int
+    embedder: str
+    dim: int
+    backend: str
+    location: str
+    schema_version: int = 1
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- policy
+
+
+class ToolCall(BaseModel):
+    """One call a policy asks for. `arguments` is what the model sent, already parsed."""
+
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Message(BaseModel):
+    """A chat message of the rendered context, in Ollama's native shape."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    thinking: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_name: str | None = None
+
+
+class FinalDocument(BaseModel):
+    """One entry of a policy's final answer: a chunk id (or a doc id) and why."""
+
+    id: str
+    justification: str = ""
+
+
+class Decision(BaseModel):
+    """What a policy decided at one step: tool calls, or the final list, or both empty.
+
+    Empty tool calls and no final list means "conclude with what is gathered".
+    """
+
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    final: list[FinalDocument] | None = None
+    content: str = ""
+    thinking: str | None = None
+    # Exact counts when the model server reports them (Ollama prompt_eval_count/eval_count).
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    # The final ids were recovered from the thinking text, not the answer.
+    final_from_thinking: bool = False
+    # A policy-level failure (unparseable reply, ...); repeated ones end the episode.
+    error: str | None = None
+
+
+class FoundBy(BaseModel):
+    tool: str
+    argument: str
+    turn: int
+
+
+class SeenChunk(BaseModel):
+    """A chunk the episode has surfaced, as the policy may reason about it."""
+
+    chunk: Chunk
+    tokens: int
+    found_by: list[FoundBy]
+    pruned: bool = False
+    # Rank of the chunk in the call that first surfaced it (0 is best).
+    first_rank: int = 0
+
+
+class PolicyView(BaseModel):
+    """Everything a policy may look at before deciding its next step."""
+
+    question: str
+    turn: int
+    max_turns: int
+    messages: list[Message]
+    seen: dict[str, SeenChunk] = Field(default_factory=dict)
+    tokens_used: int = 0
+    threshold: int
+    rejection: int
+    budget: int
+    top_k: int = 30
+
+
+# --------------------------------------------------------------------------- results
+
+
+class Evidence(BaseModel):
+    doc_id: str
+    chunk_id: str
+    title: str
+    text: str
+    score: float
+    justification: str = ""
+    found_by: list[FoundBy] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallTrace(BaseModel):
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    added: list[str] = Field(default_factory=list)
+    pruned: list[str] = Field(default_factory=list)
+    error: str | None = None
+    tokens: int = 0
+
+
+class TurnTrace(BaseModel):
+    turn: int
+    calls: list[ToolCallTrace] = Field(default_factory=list)
+    tokens_after: int = 0
+    wall_ms: float = 0.0
+    note: str | None = None
+
+
+class Usage(BaseModel):
+    turns: int = 0
+    tool_calls: int = 0
+    calls_per_turn: float = 0.0
+    peak_context_tokens: int = 0
+    final_evidence_tokens: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class SearchResult(BaseModel):
+    """The outcome of one episode (DESIGN "The episode: contract")."""
+
+    question: str
+    mode: Literal["agentic", "single_shot"] = "agentic"
+    evidence: list[Evidence] = Field(default_factory=list)
+    trace: list[TurnTrace] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    stopped_because: StopReason = "final"
+    error: str | None = None
+    flags: list[str] = Field(default_factory=list)
