@@ -1,7 +1,8 @@
 """Maps the design card's root folders into the single import namespace `sift`.
 
-nodes/, graphs/ and integrations/ sit at the repository root (DESIGN "Layout") but install
-as sift.nodes, sift.graphs and sift.integrations; no bare `nodes` module is ever installed.
+nodes/, graphs/ and integrations/ sit at the repository root (DESIGN "Layout") and install
+as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sift` itself
+(types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from setuptools import find_packages, setup
 
 ROOTS = {
-    "sift": "sift",
+    "sift": "core",
     "sift.nodes": "nodes",
     "sift.graphs": "graphs",
     "sift.integrations": "integrations",
