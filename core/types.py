@@ -137,6 +137,9 @@ class ToolCall(BaseModel):
     id: str = ""
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    # Calls expanded from one `multi_tool_use` share a batch id; the harness answers the
+    # whole batch with one combined tool message, as Context-1 was trained.
+    batch_id: str | None = None
 
 
 class Message(BaseModel):
@@ -154,6 +157,8 @@ class FinalDocument(BaseModel):
 
     id: str
     justification: str = ""
+    # Optional policy-side relevance; the harness falls back to rank-based scores.
+    score: float | None = None
 
 
 class Decision(BaseModel):
