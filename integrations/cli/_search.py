@@ -1,0 +1,211 @@
+"""`sift search`: one question, or a batch from a JSONL file, agentic by default."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+
+from sift.errors import InvalidQueryError
+from sift.filters import Filter
+from sift.integrations.cli._options import (
+    FilterOption,
+    JsonOption,
+    MaxTurnsOption,
+    ModelOption,
+    ModeOption,
+    OllamaHostOption,
+    PolicyOption,
+    QuestionsOption,
+    QuietOption,
+    RolloutsOption,
+    SeedOption,
+    SingleShotOption,
+    StoreOption,
+    ThinkOption,
+    TopKOption,
+)
+from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
+from sift.integrations.stores import open_store
+from sift.protocols import Corpus, Policy
+from sift.types import SearchResult
+
+__all__ = ["register"]
+
+PolicyName = Literal["heuristic", "ollama"]
+ModeName = Literal["hybrid", "bm25", "dense"]
+
+
+def _parse_filters(items: list[str]) -> Filter | None:
+    """`key=value` pairs (values parsed as JSON when they can be) or one JSON object."""
+    if not items:
+        return None
+    spec: dict[str, Any] = {}
+    for item in items:
+        if item.lstrip().startswith("{"):
+            try:
+                spec.update(json.loads(item))
+            except json.JSONDecodeError as exc:
+                message = f"--filter {item!r} is not valid JSON: {exc.msg}"
+                raise typer.BadParameter(message) from None
+            continue
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--filter {item!r}: expected KEY=VALUE or a JSON object")
+        try:
+            spec[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            spec[key] = raw
+    return Filter.of(spec)
+
+
+def _policy(name: PolicyName, *, model: str | None, host: str | None, think: str | None,
+            seed: int | None) -> Policy | None:
+    if name == "heuristic":
+        return None  # the harness's default: the no-model planner
+    from sift.integrations.ollama import policy_from_settings
+
+    overrides: dict[str, Any] = {}
+    for key, value in (("model", model), ("host", host), ("think", think), ("seed", seed)):
+        if value is not None:
+            overrides[key] = value
+    return policy_from_settings(**overrides)
+
+
+def _check_question(question: str, limit: int) -> str:
+    text = question.strip()
+    if not text:
+        raise InvalidQueryError("the question is empty")
+    if len(text) > limit:
+        raise InvalidQueryError(
+            f"the question is {len(text):,} characters long; the limit is {limit:,} "
+            "(set SIFT_MAX_QUESTION_CHARS to change it)"
+        )
+    return text
+
+
+async def _run_one(
+    question: str,
+    corpus: Corpus,
+    *,
+    single_shot: bool,
+    mode: ModeName,
+    top_k: int,
+    filters: Filter | None,
+    policy: Policy | None,
+    rollouts: int,
+    max_turns: int | None,
+    progress: EpisodeProgress | None,
+) -> SearchResult:
+    from sift import graphs
+
+    if single_shot:
+        return await asyncio.to_thread(
+            graphs.single_shot, question, corpus, top_k=top_k, mode=mode, filters=filters
+        )
+    config = graphs.HarnessConfig(**({"max_turns": max_turns} if max_turns else {}))
+    return await graphs.asearch(
+        question, corpus, policy=policy, config=config, filters=filters, top_k=top_k,
+        rollouts=rollouts, on_event=progress,
+    )
+
+
+def _batch(path: Path) -> list[tuple[int, dict[str, Any] | str]]:
+    """(line number, record) pairs; a record that cannot be used is an error string."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror or exc}") from None
+    out: list[tuple[int, dict[str, Any] | str]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append((number, f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("question"), str):
+            out.append((number, "expected an object with a string 'question' (and an 'id')"))
+            continue
+        out.append((number, record))
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("search")
+    def search(
+        question: Annotated[str | None, typer.Argument(help="The question.")] = None,
+        store: StoreOption = None,
+        as_json: JsonOption = False,
+        top_k: TopKOption = 30,
+        single_shot: SingleShotOption = False,
+        mode: ModeOption = "hybrid",
+        questions: QuestionsOption = None,
+        filters: FilterOption = None,
+        policy: PolicyOption = "heuristic",
+        model: ModelOption = None,
+        ollama_host: OllamaHostOption = None,
+        think: ThinkOption = None,
+        rollouts: RolloutsOption = 1,
+        max_turns: MaxTurnsOption = None,
+        seed: SeedOption = None,
+        quiet: QuietOption = False,
+    ) -> None:
+        """Search the store: agentic multi-step search by default."""
+        from sift.graphs import HarnessConfig
+
+        if mode not in ("hybrid", "bm25", "dense"):
+            raise typer.BadParameter(f"--mode {mode!r}: valid modes are hybrid, bm25, dense")
+        if policy not in ("heuristic", "ollama"):
+            raise typer.BadParameter(f"--policy {policy!r}: valid policies are heuristic, ollama")
+        if (question is None) == (questions is None):
+            raise typer.BadParameter("give either a QUESTION or --questions FILE, not both or none")
+        limit = HarnessConfig().max_question_chars
+        spec = _parse_filters(filters or [])
+        chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)  # type: ignore[arg-type]
+        corpus = open_store(store, create=False)
+
+        def run(text: str, progress: EpisodeProgress | None) -> Any:
+            return _run_one(
+                text, corpus, single_shot=single_shot, mode=mode,  # type: ignore[arg-type]
+                top_k=top_k, filters=spec, policy=chosen, rollouts=rollouts,
+                max_turns=max_turns, progress=progress,
+            )
+
+        out = Console(soft_wrap=True)
+        try:
+            if questions is None:
+                text = _check_question(question or "", limit)
+                progress = EpisodeProgress(err_console, enabled=not quiet and not single_shot)
+                result = asyncio.run(run(text, progress))
+                if as_json:
+                    sys.stdout.write(result.model_dump_json() + "\n")
+                else:
+                    print_result(out, result)
+                return
+            failures = 0
+            for number, record in _batch(questions):
+                if isinstance(record, str):
+                    failures += 1
+                    err_console.print(f"[red]{questions}:{number}[/red]: {record}", highlight=False)
+                    continue
+                try:
+                    text = _check_question(record["question"], limit)
+                except InvalidQueryError as exc:
+                    failures += 1
+                    err_console.print(f"[red]{questions}:{number}[/red]: {exc}", highlight=False)
+                    continue
+                result = asyncio.run(run(text, None))
+                line = {"id": record.get("id"), **result.model_dump(mode="json")}
+                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            if failures:
+                raise typer.Exit(code=2)
+        finally:
+            corpus.close()
