@@ -23,7 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_COMMANDS = ("_index", "_search", "_demo", "_serve", "_eval")
+_COMMANDS = ("_index", "_search", "_grep", "_demo", "_serve", "_eval")
 
 for _name in _COMMANDS:
     try:

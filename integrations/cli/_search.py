@@ -35,13 +35,13 @@ from sift.integrations.stores import open_store
 from sift.protocols import Corpus, Policy
 from sift.types import SearchResult
 
-__all__ = ["register"]
+__all__ = ["parse_filters", "register"]
 
 PolicyName = Literal["heuristic", "ollama"]
 ModeName = Literal["hybrid", "bm25", "dense"]
 
 
-def _parse_filters(items: list[str]) -> Filter | None:
+def parse_filters(items: list[str]) -> Filter | None:
     """`key=value` pairs (values parsed as JSON when they can be) or one JSON object."""
     if not items:
         return None
@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
         if (question is None) == (questions is None):
             raise typer.BadParameter("give either a QUESTION or --questions FILE, not both or none")
         limit = HarnessConfig().max_question_chars
-        spec = _parse_filters(filters or [])
+        spec = parse_filters(filters or [])
         chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)  # type: ignore[arg-type]
         corpus = open_store(store, create=False)
 
