@@ -1,0 +1,142 @@
+"""PNG plots of an evaluation (matplotlib, headless Agg backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome
+    from sift.integrations.eval._report import EvalReport
+
+__all__ = ["plot_context_tokens", "plot_recall_curves"]
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
+        from sift.integrations.eval._dataset import EvalError
+
+        raise EvalError("plots need matplotlib: pip install 'sift-harness[eval]'") from exc
+    # Agg renders to files without a display; set before pyplot is first imported.
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_recall_curves(
+    summaries: Sequence[ModeSummary], path: Path, report: EvalReport | None = None
+) -> Path:
+    """Recall@k (solid) and all-gold@k (dashed) against k, one colour per mode."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    try:
+        for index, summary in enumerate(summaries):
+            ks = sorted(summary.recall_at)
+            colour = f"C{index % 10}"
+            ax.plot(
+                ks,
+                [summary.recall_at[k] for k in ks],
+                marker="o",
+                color=colour,
+                label=f"{summary.mode} recall@k",
+            )
+            ax.plot(
+                ks,
+                [summary.all_gold_at[k] for k in ks],
+                marker="s",
+                linestyle="--",
+                color=colour,
+                alpha=0.7,
+                label=f"{summary.mode} all-gold@k",
+            )
+        ax.set_xlabel("k (ranked passages)")
+        ax.set_ylabel("share of gold passages / questions")
+        ax.set_ylim(0, 1.02)
+        ax.grid(True, alpha=0.3)
+        title = "Recall@k per mode"
+        if report is not None:
+            title = f"{report.dataset.name}: {title} ({report.dataset.questions} questions)"
+        ax.set_title(title)
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_context_tokens(
+    outcomes: Mapping[str, Sequence[QuestionOutcome]],
+    path: Path,
+    report: EvalReport | None = None,
+) -> Path | None:
+    """Context tokens after each turn for the multi-turn modes: the mean per turn with
+    the 10th-90th percentile band; None when no mode has more than one turn."""
+    series = {
+        mode: [o.tokens_per_turn for o in items if o.tokens_per_turn]
+        for mode, items in outcomes.items()
+    }
+    series = {mode: runs for mode, runs in series.items() if any(len(r) > 1 for r in runs)}
+    if not series:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    try:
+        for index, (mode, runs) in enumerate(series.items()):
+            longest = max(len(r) for r in runs)
+            turns = np.arange(1, longest + 1)
+            # A question that stopped early keeps its last context for the later turns:
+            # what it holds when it stops is what it hands back.
+            padded = np.array([r + [r[-1]] * (longest - len(r)) for r in runs], dtype=float)
+            colour = f"C{index % 10}"
+            ax.plot(
+                turns,
+                padded.mean(axis=0),
+                marker="o",
+                color=colour,
+                label=f"{mode} mean ({len(runs)} questions)",
+            )
+            ax.fill_between(
+                turns,
+                np.percentile(padded, 10, axis=0),
+                np.percentile(padded, 90, axis=0),
+                color=colour,
+                alpha=0.15,
+                label=f"{mode} p10-p90",
+            )
+            ax.plot(
+                turns,
+                padded.max(axis=0),
+                linestyle=":",
+                color=colour,
+                alpha=0.8,
+                label=f"{mode} max",
+            )
+        threshold = report.config.get("threshold") if report is not None else None
+        if threshold:
+            ax.axhline(
+                threshold,
+                color="grey",
+                linestyle="--",
+                linewidth=1,
+                label=f"threshold {threshold:,}",
+            )
+        ax.set_xlabel("turn")
+        ax.set_ylabel("tokens in context after the turn")
+        ax.grid(True, alpha=0.3)
+        title = "Context tokens per turn"
+        if report is not None:
+            title = f"{report.dataset.name}: {title}"
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return path
