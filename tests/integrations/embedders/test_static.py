@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sift.integrations.embedders import get_embedder
+from sift.integrations.embedders._static import DEFAULT_MODEL_DIR, StaticEmbedder
+from sift.protocols import Embedder
+
+PARIS = "How tall is the Eiffel Tower?"
+PARAPHRASE = "What is the height of the Eiffel Tower in Paris?"
+UNRELATED = "Bananas are a good source of potassium and fibre."
+
+
+@pytest.fixture(scope="module")
+def embedder() -> StaticEmbedder:
+    return StaticEmbedder()
+
+
+def test_shipped_model_is_small_and_in_model2vec_format() -> None:
+    files = {p.name: p.stat().st_size for p in DEFAULT_MODEL_DIR.iterdir() if p.is_file()}
+    assert {"config.json", "tokenizer.json", "model.safetensors"} <= files.keys()
+    assert sum(files.values()) < 16_000_000
+    config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())
+    assert config["model_type"] == "model2vec"
+    assert config["sift_model_id"].startswith("static-minilm-")
+
+
+def test_embeds_to_normalised_float32_rows_of_dim(embedder: StaticEmbedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.name == "static"
+    assert embedder.dim == 256
+    vectors = embedder.embed([PARIS, PARAPHRASE, UNRELATED])
+    assert vectors.shape == (3, embedder.dim)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, embedder.dim)
+
+
+def test_is_deterministic_across_instances_and_batch_positions(embedder: StaticEmbedder) -> None:
+    texts = [f"passage number {i} about topic {i % 7}" for i in range(1500)]
+    texts[1300] = PARIS  # past the first tokenizer batch
+    batch = embedder.embed(texts)
+    alone = StaticEmbedder().embed([PARIS])
+    np.testing.assert_array_equal(batch[1300], alone[0])
+    np.testing.assert_array_equal(embedder.embed(texts[:5]), batch[:5])
+
+
+def test_paraphrase_ranks_above_unrelated_text(embedder: StaticEmbedder) -> None:
+    query, paraphrase, unrelated = embedder.embed([PARIS, PARAPHRASE, UNRELATED])
+    assert float(query @ paraphrase) > float(query @ unrelated) + 0.2
+
+
+def test_empty_and_unknown_only_text_give_zero_vector(embedder: StaticEmbedder) -> None:
+    vectors = embedder.embed(["", "   ", PARIS])
+    assert not vectors[0].any()
+    assert not vectors[1].any()
+    assert np.isfinite(vectors).all()
+
+
+def test_non_ascii_and_long_input(embedder: StaticEmbedder) -> None:
+    texts = ["Ünïcødé café — naïve résumé", "東京は日本の首都です", "emoji 🚀🔥", "word " * 50_000]
+    vectors = embedder.embed(texts)
+    assert vectors.shape == (4, embedder.dim)
+    assert np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_matches_model2vec_reference_encoder(embedder: StaticEmbedder) -> None:
+    from model2vec import StaticModel
+
+    texts = [PARIS, PARAPHRASE, UNRELATED, "Ünïcødé café", "a " * 300]
+    reference = StaticModel.from_pretrained(DEFAULT_MODEL_DIR).encode(texts, max_length=None)
+    reference = reference.astype(np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    np.testing.assert_allclose(embedder.embed(texts), reference, atol=2e-3)
+
+
+def test_loads_and_embeds_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the static embedder opened a connection: {args}")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    vectors = get_embedder("static").embed([PARIS])
+    assert vectors.shape == (1, 256)
+
+
+def test_missing_model_folder_names_the_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"model\.safetensors"):
+        StaticEmbedder(tmp_path)
+
+
+def test_mismatched_tokenizer_and_table_is_refused(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(DEFAULT_MODEL_DIR / name, tmp_path / name)
+    save_file(
+        {"embeddings": np.zeros((10, 8), dtype=np.float16)}, str(tmp_path / "model.safetensors")
+    )
+    with pytest.raises(ValueError, match="mixes two models"):
+        StaticEmbedder(tmp_path)
+
+
+def test_a_single_string_is_refused(embedder: StaticEmbedder) -> None:
+    with pytest.raises(TypeError, match="sequence of texts"):
+        embedder.embed(PARIS)  # type: ignore[arg-type]
