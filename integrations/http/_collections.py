@@ -1,0 +1,147 @@
+"""Collections: names the API uses, mapped to stores.
+
+Scheme: the store root is a directory and each collection is the sub-store `ROOT/<name>`
+(created by the first ingest when `create_collections` is on). A collections file may add
+or override entries: an explicit `location` (any store path or weaviate:// URL), the search
+`mode`, the `deadline_s`, a default `top_k`, a Weaviate `tenant`. With a weaviate:// root,
+collection `<name>` is that URL with `collection=<name>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from anyio import to_thread
+
+from sift.errors import CorpusError
+from sift.integrations.http._errors import INVALID_REQUEST, UNKNOWN_COLLECTION, ApiError
+from sift.integrations.http._settings import COLLECTION_NAME, CollectionConfig, ServerSettings
+
+if TYPE_CHECKING:
+    from sift.protocols import Corpus
+
+__all__ = ["Collection", "Collections"]
+
+
+class Collection:
+    """A collection's effective settings."""
+
+    def __init__(self, name: str, location: str, config: CollectionConfig,
+                 settings: ServerSettings) -> None:
+        self.name = name
+        self.location = location
+        self.config = config
+        self.mode = config.mode or settings.default_mode
+        self.retrieval_deadline_s = config.deadline_s or settings.retrieval_deadline_s
+        self.search_deadline_s = config.deadline_s or settings.search_deadline_s
+        self.top_k = config.top_k
+
+
+def _is_url(text: str) -> bool:
+    return text.startswith(("weaviate://", "weaviates://"))
+
+
+class Collections:
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.root = settings.store_root()
+        self.configs = settings.load_collections()
+        self._open: dict[str, Corpus] = {}
+        self._opening = threading.Lock()
+        self._guards: dict[str, asyncio.Lock] = {}
+
+    # ----------------------------------------------------------------- naming
+
+    @staticmethod
+    def check_name(name: str) -> None:
+        if not COLLECTION_NAME.match(name):
+            raise ApiError(
+                422, INVALID_REQUEST,
+                f"invalid collection name {name[:80]!r}: use 1-128 letters, digits, '_', '-' "
+                "or '.', starting with a letter or digit",
+            )
+
+    def _location(self, name: str) -> str:
+        config = self.configs.get(name)
+        if config is not None and config.location:
+            return config.location
+        if _is_url(self.root):
+            parts = urlsplit(self.root)
+            query = dict(parse_qsl(parts.query))
+            query["collection"] = name
+            return urlunsplit(parts._replace(query=urlencode(query)))
+        return str(Path(self.root).expanduser() / name)
+
+    def _exists(self, name: str) -> bool:
+        if name in self.configs or name in self._open:
+            return True
+        if _is_url(self.root):
+            return False
+        return (Path(self.root).expanduser() / name).exists()
+
+    def names(self) -> list[str]:
+        found = set(self.configs) | set(self._open)
+        root = Path(self.root).expanduser()
+        if not _is_url(self.root) and root.is_dir():
+            found |= {p.name for p in root.iterdir() if COLLECTION_NAME.match(p.name)}
+        return sorted(found)
+
+    def get(self, name: str, *, create: bool = False) -> Collection:
+        """The collection, or 404/2001 when it is unknown (and not being created)."""
+        self.check_name(name)
+        if not self._exists(name) and not (create and self.settings.create_collections):
+            raise ApiError(
+                404, UNKNOWN_COLLECTION,
+                f"knowledge base {name!r} does not exist; known: "
+                f"{', '.join(self.names()[:20]) or 'none'}",
+            )
+        return Collection(name, self._location(name), self.configs.get(name, CollectionConfig()),
+                          self.settings)
+
+    # ----------------------------------------------------------------- stores
+
+    def _open_sync(self, collection: Collection) -> Corpus:
+        from sift.integrations.stores import open_store
+
+        with self._opening:
+            corpus = self._open.get(collection.name)
+            if corpus is not None:
+                return corpus
+            options = dict(collection.config.options)
+            if collection.config.tenant:
+                options.setdefault("tenant", collection.config.tenant)
+            if self.settings.embedder and not _is_url(collection.location):
+                options.setdefault("embedder", self.settings.embedder)
+            if not _is_url(collection.location):
+                Path(collection.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            corpus = open_store(collection.location, **options)
+            self._open[collection.name] = corpus
+            return corpus
+
+    async def corpus(self, collection: Collection) -> Corpus:
+        corpus = self._open.get(collection.name)
+        if corpus is not None:
+            return corpus
+        try:
+            return await to_thread.run_sync(self._open_sync, collection)
+        except CorpusError as exc:
+            raise ApiError(404, UNKNOWN_COLLECTION,
+                           f"knowledge base {collection.name!r} cannot be opened: {exc}") from None
+
+    def write_guard(self, name: str) -> asyncio.Lock:
+        """Serialises writes to one collection from this process (stores are ACID; this
+        keeps a batch's report consistent with what a concurrent batch did)."""
+        return self._guards.setdefault(name, asyncio.Lock())
+
+    def close(self) -> None:
+        with self._opening:
+            for corpus in self._open.values():
+                # Closing one store must not keep the others open.
+                with contextlib.suppress(Exception):
+                    corpus.close()
+            self._open.clear()

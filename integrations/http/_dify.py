@@ -1,0 +1,161 @@
+"""`POST /retrieval`: Dify's External Knowledge API, field for field.
+
+Dify registers the endpoint by POSTing to /retrieval with the key and no body: that probe
+gets 200 `{"records": []}`. Scores are mapped into [0, 1] (see `unit_scores`), records
+under `score_threshold` are dropped, at most `top_k` are returned, `metadata` is always an
+object. Slow searches conclude at the collection's deadline instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel, ConfigDict, Field
+
+from sift.integrations.http._conditions import (
+    ConditionValueError,
+    MetadataCondition,
+    plan_filter,
+)
+from sift.integrations.http._deps import Service, authorized_key, service
+from sift.integrations.http._engine import SearchPlan, run_search
+from sift.integrations.http._errors import INVALID_REQUEST, ApiError, ErrorBody
+from sift.integrations.http._settings import ApiKey
+from sift.types import Evidence
+
+__all__ = ["RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
+
+router = APIRouter(tags=["dify"])
+
+# Post-filtered searches fetch this many times top_k, so filtering still fills the answer.
+_POST_FILTER_OVERFETCH = 4
+
+
+class RetrievalSetting(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    top_k: int = Field(ge=1, description="Maximum number of records.")
+    score_threshold: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Records scoring under it are dropped."
+    )
+
+
+class RetrievalRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    knowledge_id: str = Field(min_length=1, max_length=128,
+                              description="The collection (External Knowledge ID in Dify).")
+    query: str = Field(min_length=1)
+    retrieval_setting: RetrievalSetting
+    metadata_condition: MetadataCondition | None = None
+
+
+class Record(BaseModel):
+    content: str
+    score: float = Field(ge=0.0, le=1.0)
+    title: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetrievalResponse(BaseModel):
+    records: list[Record] = Field(default_factory=list)
+
+
+def unit_scores(scores: Sequence[float]) -> list[float]:
+    """Scores mapped into [0, 1], order kept.
+
+    Scores already inside [0, 1] (cosine, relative-score fusion, calibrated policies) are
+    kept as they are, so Dify's threshold means what it says. Otherwise they are divided by
+    the best one (negative ones become 0): the top record scores 1 and the others keep
+    their ratio to it, rather than min-max, which would push the last record to 0 and let
+    any threshold drop it whatever its quality.
+    """
+    if not scores:
+        return []
+    if all(0.0 <= s <= 1.0 for s in scores):
+        return list(scores)
+    top = max(scores)
+    if top <= 0:
+        return [0.0 for _ in scores]
+    return [min(1.0, max(0.0, s / top)) for s in scores]
+
+
+def _record_view(evidence: Evidence) -> dict[str, Any]:
+    """What metadata conditions see: the chunk's metadata plus doc_id and title."""
+    return {**evidence.metadata, "doc_id": evidence.doc_id, "title": evidence.title}
+
+
+def _metadata(evidence: Evidence) -> dict[str, Any]:
+    metadata = dict(evidence.metadata)
+    metadata["doc_id"] = evidence.doc_id
+    metadata["chunk_id"] = evidence.chunk_id
+    if evidence.justification:
+        metadata["justification"] = evidence.justification
+    return metadata
+
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorBody, "description": "1001: missing or malformed Authorization "
+          "header; 1002: wrong key, or the key may not use this knowledge base."},
+    404: {"model": ErrorBody, "description": "2001: the knowledge base does not exist."},
+    413: {"model": ErrorBody, "description": "Request body too large."},
+    422: {"model": ErrorBody, "description": "Invalid request."},
+    429: {"model": ErrorBody, "description": "Too many concurrent requests (Retry-After)."},
+}
+
+
+@router.post(
+    "/retrieval",
+    response_model=RetrievalResponse,
+    responses=_RESPONSES,
+    summary="Dify External Knowledge API retrieval",
+)
+async def retrieval(
+    key: Annotated[ApiKey | None, Depends(authorized_key)],
+    svc: Annotated[Service, Depends(service)],
+    body: Annotated[RetrievalRequest | None, Body()] = None,
+) -> RetrievalResponse:
+    if body is None:
+        # Dify's registration probe: a valid key and no body.
+        return RetrievalResponse()
+    settings = svc.settings
+    svc.auth.check_collection(key, body.knowledge_id)
+    collection = svc.collections.get(body.knowledge_id)
+    query = body.query.strip()
+    if not query:
+        raise ApiError(422, INVALID_REQUEST, "query is empty")
+    if len(query) > settings.max_query_chars:
+        raise ApiError(422, INVALID_REQUEST, f"query is {len(query)} characters long; the "
+                       f"limit is {settings.max_query_chars}")
+    top_k = body.retrieval_setting.top_k
+    if top_k > settings.max_top_k:
+        raise ApiError(422, INVALID_REQUEST,
+                       f"retrieval_setting.top_k is {top_k}; the limit is {settings.max_top_k}")
+    try:
+        plan = plan_filter(body.metadata_condition)
+    except ConditionValueError as exc:
+        raise ApiError(422, INVALID_REQUEST, f"metadata_condition: {exc}") from None
+    fetch = top_k if plan.post is None else min(top_k * _POST_FILTER_OVERFETCH,
+                                                 settings.max_top_k * _POST_FILTER_OVERFETCH)
+    search = SearchPlan(
+        question=query, mode=collection.mode, top_k=fetch, filters=plan.pushdown,
+        deadline_s=collection.retrieval_deadline_s, grace_s=settings.deadline_grace_s,
+    )
+    slot = svc.limiter.acquire()
+    try:
+        corpus = await svc.collections.corpus(collection)
+        result = await run_search(search, corpus)
+    finally:
+        slot.release()
+    svc.metrics.record_search(collection.name, result)
+    evidence = [e for e in result.evidence if plan.post is None or plan.post(_record_view(e))]
+    scores = unit_scores([e.score for e in evidence])
+    threshold = body.retrieval_setting.score_threshold
+    records = [
+        Record(content=e.text, score=s, title=e.title or e.doc_id, metadata=_metadata(e))
+        for e, s in zip(evidence, scores, strict=True)
+        if s >= threshold
+    ]
+    return RetrievalResponse(records=records[:top_k])

@@ -1,0 +1,285 @@
+"""The native API: search (JSON or a server-sent event stream), ingest, delete, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from anyio import to_thread
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.background import BackgroundTask
+
+from sift.errors import DocumentError
+from sift.filters import Filter
+from sift.integrations.http._deps import Service, authorized_key, service
+from sift.integrations.http._engine import PolicyName, SearchPlan, run_search
+from sift.integrations.http._errors import (
+    DOCUMENT_NOT_FOUND,
+    INTERNAL,
+    INVALID_REQUEST,
+    ApiError,
+    ErrorBody,
+)
+from sift.integrations.http._limits import Slot
+from sift.integrations.http._settings import ApiKey, SearchModeName
+from sift.types import CorpusStats, Document, SearchResult, UpsertReport
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1", tags=["native"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorBody, "description": "1001 malformed/missing key, 1002 wrong key "
+          "or collection not allowed for this key."},
+    404: {"model": ErrorBody, "description": "2001 unknown collection, 4004 unknown document."},
+    413: {"model": ErrorBody, "description": "Request body too large."},
+    422: {"model": ErrorBody, "description": "Invalid request."},
+    429: {"model": ErrorBody, "description": "Too many concurrent requests (Retry-After)."},
+}
+
+KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
+ServiceDep = Annotated[Service, Depends(service)]
+CollectionName = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str = Field(min_length=1, max_length=128)
+    question: str = Field(min_length=1)
+    filters: dict[str, Any] | None = Field(
+        default=None,
+        description='Short form {"lang": "en", "year": {"gte": 2000}} or a full filter '
+        '{"logic": "and", "conditions": [{"field": ..., "op": ..., "value": ...}]}.',
+    )
+    top_k: int | None = Field(default=None, ge=1)
+    mode: SearchModeName | None = Field(default=None, description="Default: the collection's.")
+    policy: PolicyName = "heuristic"
+    max_turns: int | None = Field(default=None, ge=1, le=256)
+    rollouts: int = Field(default=1, ge=1)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class DocumentsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[Document] = Field(min_length=1)
+
+
+class CollectionInfo(BaseModel):
+    name: str
+    mode: SearchModeName
+    deadline_s: float
+    retrieval_deadline_s: float
+    stats: CorpusStats | None = None
+
+
+class CollectionList(BaseModel):
+    collections: list[str]
+
+
+class Deleted(BaseModel):
+    deleted: int
+
+
+def _filter(spec: dict[str, Any] | None) -> Filter | None:
+    try:
+        return Filter.of(spec)
+    except (ValidationError, ValueError, TypeError) as exc:
+        raise ApiError(422, INVALID_REQUEST, f"filters: {exc}") from None
+
+
+def _sse(event: str, data: Any, number: int) -> bytes:
+    payload = json.dumps(jsonable_encoder(data), ensure_ascii=False, separators=(",", ":"))
+    return f"id: {number}\nevent: {event}\ndata: {payload}\n\n".encode()
+
+
+async def _stream(task: asyncio.Task[SearchResult], queue: asyncio.Queue[dict[str, Any]],
+                  slot: Slot, on_result: Any) -> AsyncIterator[bytes]:
+    number = 0
+    try:
+        # A comment line first, so proxies and clients see the stream open at once.
+        yield b": sift search stream\n\n"
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                break
+            event = getter.result()
+            number += 1
+            yield _sse(str(event.get("event", "sift.event")), event, number)
+        while not queue.empty():
+            event = queue.get_nowait()
+            number += 1
+            yield _sse(str(event.get("event", "sift.event")), event, number)
+        number += 1
+        try:
+            result = task.result()
+        except ApiError as exc:
+            yield _sse("sift.error", {"error_code": exc.code, "error_msg": exc.message}, number)
+            return
+        except Exception as exc:  # the stream is open: report in-band, never a broken frame
+            yield _sse("sift.error", {"error_code": INTERNAL,
+                                      "error_msg": f"internal error ({type(exc).__name__})"},
+                       number)
+            return
+        on_result(result)
+        yield _sse("sift.result", result, number)
+    finally:
+        if not task.done():
+            task.cancel()
+        slot.release()
+
+
+@router.post(
+    "/search",
+    response_model=SearchResult,
+    responses={**_ERRORS, 200: {"content": {"text/event-stream": {}},
+                                "description": "The SearchResult, or with Accept: "
+                                "text/event-stream, progress events then `sift.result`."}},
+    summary="Agentic (or single-shot) search of one collection",
+)
+async def search(body: SearchRequest, request: Request, key: KeyDep,
+                 svc: ServiceDep) -> Any:
+    settings = svc.settings
+    svc.auth.check_collection(key, body.collection)
+    collection = svc.collections.get(body.collection)
+    question = body.question.strip()
+    if not question:
+        raise ApiError(422, INVALID_REQUEST, "question is empty")
+    if len(question) > settings.max_query_chars:
+        raise ApiError(422, INVALID_REQUEST, f"question is {len(question)} characters long; "
+                       f"the limit is {settings.max_query_chars}")
+    top_k = body.top_k or collection.top_k or min(30, settings.max_top_k)
+    if top_k > settings.max_top_k:
+        raise ApiError(422, INVALID_REQUEST, f"top_k is {top_k}; the limit is "
+                       f"{settings.max_top_k}")
+    if body.rollouts > settings.max_rollouts:
+        raise ApiError(422, INVALID_REQUEST, f"rollouts is {body.rollouts}; the limit is "
+                       f"{settings.max_rollouts}")
+    deadline = min(body.deadline_s or collection.search_deadline_s, settings.search_deadline_s)
+    plan = SearchPlan(
+        question=question, mode=body.mode or collection.mode, top_k=top_k,
+        filters=_filter(body.filters), deadline_s=deadline, grace_s=settings.deadline_grace_s,
+        policy=body.policy, rollouts=body.rollouts,
+        config={"max_turns": body.max_turns} if body.max_turns else None,
+    )
+    slot = svc.limiter.acquire()
+    if "text/event-stream" not in request.headers.get("accept", ""):
+        try:
+            corpus = await svc.collections.corpus(collection)
+            result = await run_search(plan, corpus)
+        finally:
+            slot.release()
+        svc.metrics.record_search(collection.name, result)
+        return result
+    try:
+        corpus = await svc.collections.corpus(collection)
+    except BaseException:
+        slot.release()
+        raise
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    def on_event(event: Any) -> None:
+        # The harness may call from a worker thread: hand over through the loop.
+        data = event if isinstance(event, dict) else jsonable_encoder(event)
+        loop.call_soon_threadsafe(queue.put_nowait, data)
+
+    task = asyncio.ensure_future(run_search(plan, corpus, on_event=on_event))
+
+    def cleanup() -> None:
+        # Runs even when the client left before the stream started.
+        if not task.done():
+            task.cancel()
+        slot.release()
+
+    return StreamingResponse(
+        _stream(task, queue, slot, lambda r: svc.metrics.record_search(collection.name, r)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        background=BackgroundTask(cleanup),
+    )
+
+
+@router.get("/collections", response_model=CollectionList, responses=_ERRORS,
+            summary="Collections this key may use")
+async def list_collections(key: KeyDep, svc: ServiceDep) -> CollectionList:
+    names = svc.collections.names()
+    return CollectionList(collections=[n for n in names if key is None or key.allows(n)])
+
+
+@router.get("/collections/{name}", response_model=CollectionInfo, responses=_ERRORS,
+            summary="A collection's settings and store statistics")
+async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) -> CollectionInfo:
+    svc.auth.check_collection(key, name)
+    collection = svc.collections.get(name)
+    corpus = await svc.collections.corpus(collection)
+    stats = await to_thread.run_sync(corpus.stats)
+    # The store's location is a server path or URL: not the client's business.
+    stats = stats.model_copy(update={"location": name})
+    return CollectionInfo(
+        name=name, mode=collection.mode, deadline_s=collection.search_deadline_s,
+        retrieval_deadline_s=collection.retrieval_deadline_s, stats=stats,
+    )
+
+
+@router.post("/collections/{name}/documents", response_model=UpsertReport,
+             responses={**_ERRORS, 207: {"model": UpsertReport,
+                                         "description": "Some documents failed; each one "
+                                         "listed in `failed` is not stored at all."}},
+             summary="Batch upsert (idempotent; each document stored whole or not at all)")
+async def upsert_documents(name: CollectionName, body: DocumentsRequest, key: KeyDep,
+                           svc: ServiceDep) -> Any:
+    svc.auth.check_collection(key, name)
+    limit = svc.settings.max_documents_per_request
+    if len(body.documents) > limit:
+        raise ApiError(422, INVALID_REQUEST, f"{len(body.documents)} documents in one request; "
+                       f"the limit is {limit}: split the batch")
+    seen: set[str] = set()
+    for document in body.documents:
+        if document.id in seen:
+            raise ApiError(422, INVALID_REQUEST, f"document id {document.id!r} appears twice "
+                           "in the batch; nothing was stored")
+        seen.add(document.id)
+    collection = svc.collections.get(name, create=True)
+    slot = svc.limiter.acquire()
+    try:
+        corpus = await svc.collections.corpus(collection)
+        async with svc.collections.write_guard(name):
+            try:
+                report = await to_thread.run_sync(corpus.upsert, body.documents)
+            except DocumentError as exc:
+                raise ApiError(422, INVALID_REQUEST, str(exc)) from None
+    finally:
+        slot.release()
+    if report.failed:
+        return JSONResponse(jsonable_encoder(report), status_code=207)
+    return report
+
+
+@router.delete("/collections/{name}/documents/{doc_id:path}", response_model=Deleted,
+               responses=_ERRORS, summary="Delete one document and its chunks")
+async def delete_document(name: CollectionName, doc_id: str, key: KeyDep,
+                          svc: ServiceDep) -> Deleted:
+    svc.auth.check_collection(key, name)
+    collection = svc.collections.get(name)
+    if not doc_id or len(doc_id) > 512:
+        raise ApiError(422, INVALID_REQUEST, "doc_id must have 1 to 512 characters")
+    slot = svc.limiter.acquire()
+    try:
+        corpus = await svc.collections.corpus(collection)
+        async with svc.collections.write_guard(name):
+            deleted = await to_thread.run_sync(corpus.delete, [doc_id])
+    finally:
+        slot.release()
+    if not deleted:
+        raise ApiError(404, DOCUMENT_NOT_FOUND,
+                       f"document {doc_id!r} is not in collection {name!r}")
+    return Deleted(deleted=deleted)

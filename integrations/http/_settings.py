@@ -1,0 +1,183 @@
+"""Configuration of the HTTP service: one settings object, readable from the environment
+(prefix `SIFT_SERVER_`), plus the two optional files it points to (API keys, collections).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["ApiKey", "CollectionConfig", "SearchModeName", "ServerSettings", "parse_api_keys"]
+
+SearchModeName = Literal["agentic", "single_shot"]
+
+COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+ALL_COLLECTIONS = "*"
+
+
+class ApiKey(BaseModel):
+    """One accepted bearer key and the collections it may use (`*` is all of them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: SecretStr
+    name: str = ""
+    collections: tuple[str, ...] = (ALL_COLLECTIONS,)
+
+    @field_validator("key")
+    @classmethod
+    def _usable(cls, value: SecretStr) -> SecretStr:
+        text = value.get_secret_value()
+        if len(text) < 8 or any(c.isspace() for c in text):
+            raise ValueError("an API key needs at least 8 characters and no whitespace")
+        return value
+
+    def allows(self, collection: str) -> bool:
+        return ALL_COLLECTIONS in self.collections or collection in self.collections
+
+
+class CollectionConfig(BaseModel):
+    """How one collection is served. Unset fields fall back to the server's defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    location: str | None = Field(
+        default=None, description="Store path or weaviate:// URL; default ROOT/<name>."
+    )
+    mode: SearchModeName | None = None
+    deadline_s: float | None = Field(default=None, gt=0, le=600)
+    top_k: int | None = Field(default=None, ge=1)
+    tenant: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def _read_structured(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        kind = "TOML" if path.suffix == ".toml" else "JSON"
+        raise ValueError(f"{path} is not valid {kind}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold an object at the top level")
+    return data
+
+
+def parse_api_keys(text: str) -> list[ApiKey]:
+    """`KEY` or `KEY=coll1,coll2` entries separated by `;` or whitespace.
+
+    A bare key may use every collection. Keys themselves must not contain `=`, `;`, `,`
+    or whitespace; use a keys file for anything richer.
+    """
+    keys: list[ApiKey] = []
+    for entry in re.split(r"[;\s]+", text.strip()):
+        if not entry:
+            continue
+        key, _, scope = entry.partition("=")
+        collections = tuple(c for c in scope.split(",") if c) if scope else (ALL_COLLECTIONS,)
+        keys.append(ApiKey(key=SecretStr(key), name=f"env#{len(keys) + 1}",
+                           collections=collections))
+    return keys
+
+
+class ServerSettings(BaseSettings):
+    """Every knob of `sift serve`; each one also reads `SIFT_SERVER_<NAME>`."""
+
+    model_config = SettingsConfigDict(env_prefix="SIFT_SERVER_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    store: str | None = Field(
+        default=None,
+        description="Root of the collections: a directory whose sub-stores ROOT/<name> are "
+        "the collections, or a weaviate:// URL. Default: $SIFT_HOME/collections "
+        "(~/.sift/collections).",
+    )
+    embedder: str | None = Field(
+        default=None, description="Embedder of collections created through the API."
+    )
+    api_keys: SecretStr | None = Field(
+        default=None, description="`KEY` or `KEY=coll1,coll2` entries separated by `;`."
+    )
+    keys_file: Path | None = Field(
+        default=None,
+        description='JSON or TOML: {"keys": [{"key": "...", "name": "...", '
+        '"collections": ["docs"]}]}',
+    )
+    allow_anonymous: bool = Field(
+        default=False, description="Serve without any key (loopback development only)."
+    )
+    collections_file: Path | None = Field(
+        default=None,
+        description='JSON or TOML: {"collections": {"docs": {"mode": "single_shot", '
+        '"deadline_s": 3}}}',
+    )
+    create_collections: bool = Field(
+        default=True, description="Ingest into an unknown collection creates it."
+    )
+    default_mode: SearchModeName = "agentic"
+    retrieval_deadline_s: float = Field(
+        default=4.0, gt=0, le=600, description="Default deadline of /retrieval (Dify waits 5 s)."
+    )
+    search_deadline_s: float = Field(default=60.0, gt=0, le=3600)
+    deadline_grace_s: float = Field(
+        default=0.5, ge=0, le=60,
+        description="Past deadline + grace the service answers with a single-shot search.",
+    )
+    max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    max_ingest_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_documents_per_request: int = Field(default=1_000, ge=1)
+    max_query_chars: int = Field(default=2_000, ge=1)
+    max_top_k: int = Field(default=100, ge=1, le=1_000)
+    max_rollouts: int = Field(default=8, ge=1)
+    max_concurrency: int = Field(default=4, ge=1)
+    retry_after_s: int = Field(default=1, ge=1)
+
+    def store_root(self) -> str:
+        if self.store:
+            return self.store
+        home = Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser()
+        return str(home / "collections")
+
+    def load_keys(self) -> list[ApiKey]:
+        keys: list[ApiKey] = []
+        if self.api_keys is not None:
+            keys += parse_api_keys(self.api_keys.get_secret_value())
+        if self.keys_file is not None:
+            data = _read_structured(self.keys_file)
+            entries = data.get("keys")
+            if not isinstance(entries, list):
+                raise ValueError(f'{self.keys_file} must hold {{"keys": [...]}}')
+            for number, entry in enumerate(entries, 1):
+                try:
+                    keys.append(ApiKey.model_validate({"name": f"file#{number}", **entry}))
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f"{self.keys_file}: key #{number}: {exc}") from None
+        return keys
+
+    def load_collections(self) -> dict[str, CollectionConfig]:
+        if self.collections_file is None:
+            return {}
+        data = _read_structured(self.collections_file)
+        entries = data.get("collections", {})
+        if not isinstance(entries, dict):
+            raise ValueError(f'{self.collections_file} must hold {{"collections": {{name: ...}}}}')
+        configs: dict[str, CollectionConfig] = {}
+        for name, entry in entries.items():
+            if not COLLECTION_NAME.match(name):
+                raise ValueError(f"{self.collections_file}: bad collection name {name!r}")
+            try:
+                configs[name] = CollectionConfig.model_validate(entry)
+            except ValueError as exc:
+                raise ValueError(f"{self.collections_file}: collection {name!r}: {exc}") from None
+        return configs
