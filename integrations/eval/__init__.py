@@ -2,7 +2,7 @@
 
 `metrics` holds the pure metric functions; `load_dataset` reads and validates a benchmark
 folder; `run_eval` indexes its corpus once into a cached store, runs every question
-through every mode and writes the reports.
+through every mode and writes the reports (Markdown, JSON, per-question JSONL, plots).
 """
 
 from __future__ import annotations
@@ -17,20 +17,44 @@ from sift.integrations.eval._dataset import (
     load_dataset,
 )
 from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome, score, summarize
-from sift.integrations.eval._report import EvalReport, render_markdown, write_report
+from sift.integrations.eval._report import (
+    EvalReport,
+    headline_markdown,
+    render_markdown,
+    write_report,
+)
+from sift.integrations.eval._runner import (
+    MODES,
+    POLICIES,
+    EvalConfig,
+    EvalRun,
+    default_store_cache,
+    open_cached_store,
+    parse_modes,
+    run_eval,
+)
 
 __all__ = [
+    "MODES",
+    "POLICIES",
     "Dataset",
     "DatasetError",
+    "EvalConfig",
     "EvalError",
     "EvalReport",
+    "EvalRun",
     "ModeSummary",
     "Passage",
     "Question",
     "QuestionOutcome",
+    "default_store_cache",
+    "headline_markdown",
     "load_dataset",
     "metrics",
+    "open_cached_store",
+    "parse_modes",
     "render_markdown",
+    "run_eval",
     "score",
     "summarize",
     "write_report",

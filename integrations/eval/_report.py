@@ -14,7 +14,14 @@ from pydantic import BaseModel, Field
 
 from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome
 
-__all__ = ["DatasetInfo", "EvalReport", "machine_info", "render_markdown", "write_report"]
+__all__ = [
+    "DatasetInfo",
+    "EvalReport",
+    "headline_markdown",
+    "machine_info",
+    "render_markdown",
+    "write_report",
+]
 
 REPORT_MD = "report.md"
 REPORT_JSON = "report.json"
@@ -215,3 +222,24 @@ def write_report(
                 handle.write("\n")
     written["per_question"] = jsonl_path
     return written
+
+
+def headline_markdown(reports: Sequence[EvalReport], k_main: int = 10) -> str:
+    """One table over several datasets: single-shot baselines next to the agentic mode."""
+    lines = [
+        f"| dataset | mode | R@2 | R@{k_main} | R@30 | all-gold@{k_main} | all-gold@30 "
+        "| F1 | answer found | turns | peak tokens | final tokens | p50 / p95 s |",
+        "| --- " * 13 + "|",
+    ]
+    for report in reports:
+        for s in report.summaries:
+            lines.append(
+                f"| {report.dataset.name} | {s.mode} "
+                f"| {_fmt(s.recall_at.get(2))} | {_fmt(s.recall_at.get(k_main))} "
+                f"| {_fmt(s.recall_at.get(30))} | {_fmt(s.all_gold_at.get(k_main))} "
+                f"| {_fmt(s.all_gold_at.get(30))} | {_fmt(s.f1)} "
+                f"| {_fmt(s.answer_found_rate)} | {_fmt(s.turns, 1)} "
+                f"| {s.peak_context_tokens:,.0f} | {s.final_evidence_tokens:,.0f} "
+                f"| {_fmt(s.latency_p50_s)} / {_fmt(s.latency_p95_s)} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Regenerates benchmarks/results/eval/<dataset>/ for the three shared dev sets with every
+# no-model mode (bm25, dense, hybrid single-shot at k=30; agentic with the heuristic
+# planner), then the cross-dataset headline table in benchmarks/results/eval/README.md.
+# Extra arguments go to every `sift eval` call (e.g. --limit 20 for a quick look).
+# Run from anywhere: bash benchmarks/run_eval.sh
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+data="../shared/benchmarks"
+results="benchmarks/results/eval"
+started=$(date +%s)
+for ds in hotpotqa musique 2wikimultihopqa; do
+  sift eval --dataset "$data/$ds" --out "$results/$ds" --quiet "$@"
+done
+elapsed=$(( $(date +%s) - started ))
+python - "$results" "$elapsed" "$*" <<'PY'
+import sys
+from pathlib import Path
+from sift.integrations.eval import EvalReport, headline_markdown
+
+results, elapsed, extra = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+reports = [
+    EvalReport.model_validate_json((results / ds / "report.json").read_text())
+    for ds in ("hotpotqa", "musique", "2wikimultihopqa")
+]
+machine = reports[0].machine
+text = [
+    "# sift eval: the three shared dev sets",
+    "",
+    "Regenerate with `bash benchmarks/run_eval.sh" + (f" {extra}" if extra else "") + "`"
+    f" (all three datasets, every no-model mode: {elapsed} s wall in total, indexing included).",
+    "",
+    f"Machine: {machine.get('cpu_model', machine.get('processor'))}, "
+    f"{machine.get('usable_cpus')} usable CPUs, Python {machine.get('python')}, "
+    f"{machine.get('platform')}; sift commit {machine.get('git_commit', 'unknown')}; "
+    f"{reports[0].started_at}.",
+    "",
+    headline_markdown(reports),
+    "Per dataset: `<dataset>/report.md` (every figure), `report.json` (with the exact "
+    "configuration), `per_question.jsonl` (error analysis), `recall_at_k.png`, "
+    "`context_tokens_per_turn.png`.",
+    "",
+]
+(results / "README.md").write_text("\n".join(text), encoding="utf-8")
+print(f"wrote {results / 'README.md'} ({elapsed} s)")
+PY

@@ -1,0 +1,361 @@
+"""The evaluation run: index the corpus once (cached), run every question in every mode.
+
+Single-shot modes call `sift.graphs.single_shot`; the agentic mode calls
+`sift.graphs.asearch` with the configured policy (the no-model planner unless told
+otherwise). Questions run concurrently: the stores release the GIL in their native search
+code, so a few questions in flight keep both cores busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sift.errors import ModelServerError
+from sift.integrations.eval import metrics as m
+from sift.integrations.eval._dataset import Dataset, EvalError, Question, load_dataset
+from sift.integrations.eval._outcome import QuestionOutcome, score, summarize
+from sift.integrations.eval._report import DatasetInfo, EvalReport, machine_info, write_report
+from sift.types import Document, SearchResult
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from sift.protocols import Corpus, Policy
+
+__all__ = [
+    "MODES",
+    "POLICIES",
+    "EvalConfig",
+    "EvalRun",
+    "default_store_cache",
+    "open_cached_store",
+    "parse_modes",
+    "run_eval",
+]
+
+MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "agentic")
+SINGLE_SHOT_MODES = frozenset({"bm25", "dense", "hybrid"})
+POLICIES: tuple[str, ...] = ("heuristic", "ollama")
+MANIFEST = "manifest.json"
+
+
+def default_store_cache() -> Path:
+    """`$SIFT_HOME/eval-cache`, else `~/.sift/eval-cache`: outside any checkout."""
+    return Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser() / "eval-cache"
+
+
+def parse_modes(raw: Iterable[str] | None) -> list[str]:
+    """Modes from repeated and/or comma-separated values, in the order given, each once."""
+    chosen: list[str] = []
+    for item in raw or ():
+        for name in item.split(","):
+            name = name.strip().lower()
+            if not name:
+                continue
+            if name not in MODES:
+                raise EvalError(f"unknown mode {name!r}; valid modes: {', '.join(MODES)}")
+            if name not in chosen:
+                chosen.append(name)
+    return chosen or list(MODES)
+
+
+class EvalConfig(BaseModel):
+    """The exact configuration of one evaluation (written into report.json)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: Path
+    modes: list[str] = Field(default_factory=lambda: list(MODES))
+    limit: int | None = Field(default=None, ge=1)
+    policy: Literal["heuristic", "ollama"] = "heuristic"
+    model: str | None = None
+    policy_options: dict[str, Any] = Field(default_factory=dict)
+    rollouts: int = Field(default=1, ge=1, le=16)
+    top_k: int = Field(default=30, ge=1)
+    ks: tuple[int, ...] = m.DEFAULT_KS
+    embedder: str = "static"
+    store_cache: Path = Field(default_factory=default_store_cache)
+    out: Path | None = None
+    concurrency: int = Field(default=4, ge=1, le=64)
+
+    def out_dir(self, dataset_name: str) -> Path:
+        return self.out if self.out is not None else Path("sift-eval") / dataset_name
+
+
+class EvalRun(BaseModel):
+    """What `run_eval` returns: the report, the per-question outcomes and the files."""
+
+    report: EvalReport
+    outcomes: dict[str, list[QuestionOutcome]]
+    files: dict[str, Path]
+
+
+# --------------------------------------------------------------------------- store cache
+
+
+def _cache_dir(root: Path, dataset: Dataset, embedder: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in embedder)
+    return root / f"{dataset.name}-{safe}"
+
+
+def open_cached_store(
+    dataset: Dataset,
+    cache_root: Path,
+    embedder: str,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[Corpus, bool, float]:
+    """The dataset's corpus in a store under `cache_root`, indexed once per corpus file
+    content and embedder. Returns (store, rebuilt, seconds spent indexing)."""
+    from sift.integrations.stores import open_store
+
+    folder = _cache_dir(cache_root, dataset, embedder)
+    manifest_path = folder / MANIFEST
+    wanted = {"corpus_sha256": dataset.corpus_sha256, "embedder": embedder}
+    if manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            manifest = {}
+        if manifest.get("complete") and all(manifest.get(k) == v for k, v in wanted.items()):
+            return open_store(folder / "store", embedder=embedder), False, 0.0
+    if folder.exists():
+        # Only a folder this cache made (it has a manifest, or nothing) is ever removed.
+        if not manifest_path.is_file() and any(folder.iterdir()):
+            raise EvalError(
+                f"{folder} exists but is not an eval store cache (no {MANIFEST}); "
+                "remove it or choose another --store-cache"
+            )
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    manifest_path.write_text(json.dumps({**wanted, "complete": False}), encoding="utf-8")
+
+    started = time.perf_counter()
+    corpus = open_store(folder / "store", embedder=embedder)
+    documents = (Document(id=p.id, title=p.title, text=p.text) for p in dataset.passages)
+    report = corpus.upsert(documents, on_progress=on_progress)
+    if report.failed:
+        corpus.close()
+        first = "; ".join(f"{f.doc_id}: {f.error}" for f in report.failed[:3])
+        raise EvalError(
+            f"{len(report.failed)} passages of {dataset.corpus_path} could not be indexed "
+            f"(first: {first})"
+        )
+    seconds = time.perf_counter() - started
+    manifest_path.write_text(
+        json.dumps(
+            {
+                **wanted,
+                "complete": True,
+                "passages": len(dataset.passages),
+                "chunks_written": report.chunks_written,
+                "index_s": round(seconds, 3),
+            }
+        ),
+        encoding="utf-8",
+    )
+    return corpus, True, seconds
+
+
+# --------------------------------------------------------------------------- modes
+
+
+def _make_policy(config: EvalConfig) -> Policy | None:
+    if config.policy == "heuristic":
+        return None  # asearch's default: the no-model planner
+    from sift.integrations.ollama import policy_from_settings
+
+    overrides = dict(config.policy_options)
+    if config.model:
+        overrides["model"] = config.model
+    return policy_from_settings(**overrides)
+
+
+def _mode_label(mode: str, config: EvalConfig) -> str:
+    if mode == "agentic" and config.rollouts > 1:
+        return f"agentic-x{config.rollouts}"
+    return mode
+
+
+async def _answer(
+    question: Question, mode: str, corpus: Corpus, config: EvalConfig, policy: Policy | None
+) -> SearchResult:
+    from sift import graphs
+
+    if mode in SINGLE_SHOT_MODES:
+        return await asyncio.to_thread(
+            graphs.single_shot, question.question, corpus, top_k=config.top_k, mode=mode
+        )
+    return await graphs.asearch(
+        question.question, corpus, policy=policy, top_k=config.top_k, rollouts=config.rollouts
+    )
+
+
+async def _run_mode(
+    questions: Sequence[Question],
+    mode: str,
+    corpus: Corpus,
+    config: EvalConfig,
+    policy: Policy | None,
+    advance: Callable[[], None],
+) -> list[QuestionOutcome]:
+    gate = asyncio.Semaphore(config.concurrency)
+    label = _mode_label(mode, config)
+
+    async def one(question: Question) -> QuestionOutcome:
+        async with gate:
+            started = time.perf_counter()
+            try:
+                result = await _answer(question, mode, corpus, config, policy)
+            except ModelServerError:
+                raise  # the model server is down or lacks the model: no point going on
+            except Exception as exc:  # one bad question must not sink the whole run
+                result = SearchResult(
+                    question=question.question,
+                    stopped_because="error",
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            latency = time.perf_counter() - started
+        advance()
+        return score(question, label, result, latency, config.ks)
+
+    return list(await asyncio.gather(*(one(q) for q in questions)))
+
+
+async def _run_modes(
+    dataset: Dataset,
+    modes: Sequence[str],
+    corpus: Corpus,
+    config: EvalConfig,
+    policy: Policy | None,
+    bar: Progress,
+    outcomes: dict[str, list[QuestionOutcome]],
+    walls: dict[str, float],
+) -> None:
+    # One event loop for every mode: a model client binds to the loop it first runs on.
+    for mode in modes:
+        label = _mode_label(mode, config)
+        task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
+        mode_started = time.perf_counter()
+        outcomes[label] = await _run_mode(
+            dataset.questions, mode, corpus, config, policy, lambda t=task: bar.advance(t)
+        )
+        walls[label] = time.perf_counter() - mode_started
+        bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _progress(enabled: bool) -> Progress:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
+
+
+def _harness_threshold() -> int | None:
+    try:
+        from sift.graphs import HarnessConfig
+
+        return int(HarnessConfig().threshold)
+    except Exception:  # the figure only decorates the plot
+        return None
+
+
+def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool = True) -> EvalRun:
+    """Runs the evaluation described by `config` and writes its reports."""
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.perf_counter()
+    modes = parse_modes(config.modes)
+    dataset = load_dataset(config.dataset, limit=config.limit)
+    policy = _make_policy(config) if "agentic" in modes else None
+
+    outcomes: dict[str, list[QuestionOutcome]] = {}
+    walls: dict[str, float] = {}
+    with _progress(progress) as bar:
+        index_task = bar.add_task(f"{dataset.name}: index", total=len(dataset.passages))
+        corpus, rebuilt, index_s = open_cached_store(
+            dataset,
+            config.store_cache,
+            config.embedder,
+            on_progress=lambda n: bar.advance(index_task, n),
+        )
+        bar.update(index_task, completed=len(dataset.passages))
+        try:
+            asyncio.run(_run_modes(dataset, modes, corpus, config, policy, bar, outcomes, walls))
+        finally:
+            corpus.close()
+
+    summaries = []
+    for label, items in outcomes.items():
+        summary = summarize(label, items, config.ks)
+        summaries.append(summary.model_copy(update={"wall_s": round(walls.get(label, 0.0), 3)}))
+    recorded = config.model_dump(mode="json")
+    recorded["modes"] = modes
+    threshold = _harness_threshold()
+    if threshold:
+        recorded["threshold"] = threshold
+    report = EvalReport(
+        dataset=DatasetInfo(
+            name=dataset.name,
+            path=str(dataset.root),
+            corpus_sha256=dataset.corpus_sha256,
+            passages=len(dataset.passages),
+            questions=len(dataset.questions),
+            questions_with_absent_gold=len(dataset.absent_gold),
+            absent_gold_ids=dataset.absent_gold_ids,
+            absent_gold=dataset.absent_gold,
+        ),
+        config=recorded,
+        command=command or _command_for(config),
+        machine=machine_info(),
+        started_at=started_at,
+        index_s=round(index_s, 3),
+        index_rebuilt=rebuilt,
+        total_s=round(time.perf_counter() - started, 3),
+        summaries=summaries,
+    )
+    files = write_report(report, outcomes, config.out_dir(dataset.name))
+    return EvalRun(report=report, outcomes=outcomes, files=files)
+
+
+def _command_for(config: EvalConfig) -> str:
+    args = ["sift", "eval", "--dataset", str(config.dataset)]
+    if config.limit:
+        args += ["--limit", str(config.limit)]
+    args += ["--modes", ",".join(config.modes), "--policy", config.policy]
+    if config.model:
+        args += ["--model", config.model]
+    if config.rollouts > 1:
+        args += ["--rollouts", str(config.rollouts)]
+    args += ["--embedder", config.embedder, "--concurrency", str(config.concurrency)]
+    if config.out:
+        args += ["--out", str(config.out)]
+    return shlex.join(args)
