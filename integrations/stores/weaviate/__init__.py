@@ -1,0 +1,14 @@
+"""The Weaviate store: sift's `Corpus` on a Weaviate collection, for corpora that outgrow
+one machine (sharding, replication, multi-tenancy).
+
+    corpus = WeaviateCorpus.from_url("weaviate://localhost:8080?grpc=50051&collection=Docs")
+    corpus.upsert(documents)
+    corpus.with_tenant("acme").search("who founded it?")
+"""
+
+from __future__ import annotations
+
+from sift.integrations.stores.weaviate._corpus import WeaviateCorpus, WeaviateHealth
+from sift.integrations.stores.weaviate._settings import WeaviateSettings
+
+__all__ = ["WeaviateCorpus", "WeaviateHealth", "WeaviateSettings"]
