@@ -1,0 +1,25 @@
+"""Ollama as the policy of a sift episode: gpt-oss, Chroma's Context-1, Qwen3, ...
+
+    from sift.integrations.ollama import OllamaPolicy
+    policy = OllamaPolicy("gpt-oss:20b")          # host from OLLAMA_HOST
+    result = await sift.graphs.asearch(question, corpus, policy=policy)
+
+Settings come from keywords or the environment (SIFT_OLLAMA_*, OLLAMA_HOST); see
+OllamaSettings. `sift.integrations.ollama.testing` ships a loopback fake Ollama.
+"""
+
+from __future__ import annotations
+
+from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings, render_messages
+from sift.integrations.ollama._settings import OllamaSettings, ThinkLevel
+from sift.integrations.ollama._tools import TOOL_NAMES, tool_schemas
+
+__all__ = [
+    "TOOL_NAMES",
+    "OllamaPolicy",
+    "OllamaSettings",
+    "ThinkLevel",
+    "policy_from_settings",
+    "render_messages",
+    "tool_schemas",
+]

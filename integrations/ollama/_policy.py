@@ -1,0 +1,337 @@
+"""The Ollama policy: a model served by Ollama chooses the harness's tool calls.
+
+It speaks Ollama's native `/api/chat` through the official `ollama` AsyncClient (never
+the OpenAI-compatible endpoint, which drops `think` levels, `thinking` and exact token
+counts). The harness owns the rendered context; this class only translates it to
+Ollama's message shape, asks for one turn, and reads the reply back into a Decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import ollama
+from ollama import ResponseError
+
+from sift.errors import ModelServerError
+from sift.integrations.ollama._client import (
+    ChatReply,
+    ToolParseError,
+    call_with_retries,
+    chat_once,
+    describe_host,
+    make_client,
+)
+from sift.integrations.ollama._parse import expand_calls, parse_final, parse_ollama_tool_error
+from sift.integrations.ollama._settings import OllamaSettings
+from sift.integrations.ollama._tools import MULTI_TOOL, tool_schemas
+from sift.tokens import estimate_tokens
+from sift.types import Decision, Message, PolicyView, ToolCall
+
+__all__ = ["OllamaPolicy", "policy_from_settings", "render_messages"]
+
+log = logging.getLogger("sift.integrations.ollama")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render_calls(calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """Assistant tool calls as the model wrote them: a batch becomes one multi_tool_use."""
+    out: list[dict[str, Any]] = []
+    batches: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        if call.batch_id is None:
+            out.append({"function": {"name": call.name, "arguments": call.arguments}})
+            continue
+        items = batches.get(call.batch_id)
+        if items is None:
+            items = batches[call.batch_id] = []
+            out.append({"function": {"name": MULTI_TOOL, "arguments": {"tool_calls": items}}})
+        items.append({"name": call.name, "arguments": call.arguments})
+    return out
+
+
+def render_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """sift messages in Ollama's native chat shape (thinking and tool_name kept)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.role == "assistant":
+            if m.thinking:
+                # gpt-oss reasons worse across tool turns when its own thinking is dropped.
+                item["thinking"] = m.thinking
+            if m.tool_calls:
+                item["tool_calls"] = _render_calls(m.tool_calls)
+        elif m.role == "tool" and m.tool_name:
+            item["tool_name"] = m.tool_name
+        out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------- the policy
+
+
+class _Shared:
+    """State shared by a policy and its forks: one HTTP client per event loop, the
+    model's details, and a cache of token estimates of message texts."""
+
+    def __init__(self) -> None:
+        self.clients: dict[int, tuple[asyncio.AbstractEventLoop, ollama.AsyncClient]] = {}
+        self.family: str | None = None
+        self.checked = False
+        self.check_lock: asyncio.Lock | None = None
+        self.estimates: OrderedDict[str, int] = OrderedDict()
+        self.warned = False
+
+
+class OllamaPolicy:
+    """A Policy backed by an Ollama model (gpt-oss, Context-1, Qwen3, ...).
+
+    `OllamaPolicy("gpt-oss:20b")`; any OllamaSettings field may be given as a keyword,
+    the rest come from the environment (SIFT_OLLAMA_*, OLLAMA_HOST).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        host: str | None = None,
+        settings: OllamaSettings | None = None,
+        **overrides: Any,
+    ) -> None:
+        given = dict(overrides)
+        if model is not None:
+            given["model"] = model
+        if host is not None:
+            given["host"] = host
+        base = settings if settings is not None else OllamaSettings()
+        unknown = set(given) - set(OllamaSettings.model_fields)
+        if unknown:
+            raise TypeError(
+                f"unknown Ollama setting(s) {sorted(unknown)}; valid: "
+                f"{', '.join(OllamaSettings.model_fields)}"
+            )
+        self.settings = OllamaSettings.model_validate({**base.model_dump(), **given})
+        self.host = describe_host(self.settings.host)
+        self._shared = _Shared()
+        self._tools = tool_schemas()
+        self._tools_tokens = estimate_tokens(json.dumps(self._tools))
+
+    # ---------------------------------------------------------------- public surface
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    def fork(self, seed: int) -> OllamaPolicy:
+        """An independent rollout: same model and client, another seed, and a
+        temperature above zero so that rollouts actually differ."""
+        temperature = self.settings.temperature or self.settings.rollout_temperature
+        twin = OllamaPolicy.__new__(OllamaPolicy)
+        twin.settings = self.settings.model_copy(update={"seed": seed, "temperature": temperature})
+        twin.host = self.host
+        twin._shared = self._shared
+        twin._tools = self._tools
+        twin._tools_tokens = self._tools_tokens
+        return twin
+
+    async def aclose(self) -> None:
+        clients = list(self._shared.clients.values())
+        self._shared.clients.clear()
+        for _, client in clients:
+            await client.close()
+
+    async def __aenter__(self) -> OllamaPolicy:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def request_for(self, view: PolicyView) -> dict[str, Any]:
+        """The exact keyword arguments of the AsyncClient.chat call for this view."""
+        s = self.settings
+        messages = render_messages(view.messages) or [{"role": "user", "content": view.question}]
+        options: dict[str, Any] = {
+            "num_ctx": s.context_window(view.budget),
+            "num_predict": s.num_predict,
+            "temperature": s.temperature,
+        }
+        if s.seed is not None:
+            options["seed"] = s.seed
+        request: dict[str, Any] = {
+            "model": s.model,
+            "messages": messages,
+            "tools": self._tools,
+            "stream": s.stream,
+            "options": options,
+        }
+        think = s.think_for(self._shared.family)
+        if think is not None:
+            request["think"] = think
+        if s.keep_alive is not None:
+            request["keep_alive"] = s.keep_alive
+        return request
+
+    async def decide(self, view: PolicyView) -> Decision:
+        await self._check_model()
+        request = self.request_for(view)
+        client = self._client()
+        s = self.settings
+
+        async def attempt() -> ChatReply:
+            try:
+                return await chat_once(client, request)
+            except ToolParseError as exc:
+                calls = parse_ollama_tool_error(exc.message, id_prefix=f"t{view.turn}")
+                if calls is None:
+                    raise
+                log.info("repaired a tool call Ollama could not parse: %s", exc.message[:200])
+                return ChatReply(repaired_calls=calls)
+
+        try:
+            reply = await call_with_retries(
+                attempt,
+                retries=s.retries,
+                backoff=s.backoff,
+                host=self.host,
+                model=s.model,
+                timeout=s.timeout,
+            )
+        except ToolParseError as exc:
+            return Decision(
+                error=f"the model wrote a tool call that could not be read, "
+                f"{s.retries + 1} times: {exc.message[:500]}"
+            )
+        decision = self._decision(reply, view)
+        self._compare_tokens(decision.prompt_tokens, request["messages"])
+        return decision
+
+    # ---------------------------------------------------------------- internals
+
+    def _client(self) -> ollama.AsyncClient:
+        # httpx pools are bound to the loop that opened them; asyncio.run per question
+        # (the CLI's batch mode) must not reuse a pool of a closed loop.
+        loop = asyncio.get_running_loop()
+        entry = self._shared.clients.get(id(loop))
+        if entry is None or entry[0] is not loop:
+            client = make_client(
+                self.settings.host,
+                timeout=self.settings.timeout,
+                connect_timeout=self.settings.connect_timeout,
+            )
+            self._shared.clients[id(loop)] = (loop, client)
+            return client
+        return entry[1]
+
+    async def _check_model(self) -> None:
+        """Once per policy: does Ollama have the model, and what family is it?"""
+        shared = self._shared
+        if shared.checked:
+            return
+        if shared.check_lock is None:
+            shared.check_lock = asyncio.Lock()
+        async with shared.check_lock:
+            if shared.checked:
+                return
+            s = self.settings
+            client = self._client()
+            try:
+                info = await call_with_retries(
+                    lambda: client.show(s.model),
+                    retries=s.retries,
+                    backoff=s.backoff,
+                    host=self.host,
+                    model=s.model,
+                    timeout=s.timeout,
+                )
+            except ModelServerError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, ResponseError) and cause.status_code in (400, 405):
+                    # A proxy or an old server without /api/show: chat will tell.
+                    shared.checked = True
+                    return
+                raise
+            details = info.details
+            shared.family = details.family if details is not None else None
+            capabilities = list(info.capabilities or [])
+            if capabilities and "tools" not in capabilities:
+                raise ModelServerError(
+                    f"the Ollama model {s.model!r} at {self.host} does not support tool "
+                    f"calling (capabilities: {', '.join(capabilities)}); use a tool-calling "
+                    f"model such as gpt-oss:20b or qwen3"
+                )
+            shared.checked = True
+
+    def _decision(self, reply: ChatReply, view: PolicyView) -> Decision:
+        calls = list(reply.repaired_calls) or expand_calls(
+            reply.tool_calls, id_prefix=f"t{view.turn}"
+        )
+        common = {
+            "content": reply.content,
+            "thinking": reply.thinking or None,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+        }
+        if calls:
+            return Decision(tool_calls=calls, **common)
+        known = set(view.seen)
+        known |= {seen.chunk.doc_id for seen in view.seen.values()}
+        final, from_thinking = parse_final(reply.content, reply.thinking, known)
+        if final is not None:
+            return Decision(final=final, final_from_thinking=from_thinking, **common)
+        if not reply.content.strip():
+            hint = (
+                f"; it stopped at num_predict={self.settings.num_predict} tokens: raise "
+                "SIFT_OLLAMA_NUM_PREDICT"
+                if reply.done_reason == "length"
+                else ""
+            )
+            return Decision(
+                error=f"the model replied with neither a tool call nor an answer{hint}",
+                **common,
+            )
+        # Prose without documents: the model is done; the harness concludes with what
+        # the episode gathered.
+        return Decision(**common)
+
+    def _estimate(self, text: str) -> int:
+        cache = self._shared.estimates
+        count = cache.get(text)
+        if count is None:
+            count = cache[text] = estimate_tokens(text)
+            if len(cache) > 4096:
+                cache.popitem(last=False)
+        return count
+
+    def _compare_tokens(self, exact: int | None, messages: list[dict[str, Any]]) -> None:
+        if not exact or self._shared.warned:
+            return
+        estimate = self._tools_tokens
+        for m in messages:
+            estimate += 4 + self._estimate(m["content"])
+            if m.get("thinking"):
+                estimate += self._estimate(m["thinking"])
+            if m.get("tool_calls"):
+                estimate += self._estimate(json.dumps(m["tool_calls"]))
+        ratio = self.settings.token_mismatch_ratio
+        if exact > estimate * ratio or estimate > exact * ratio:
+            self._shared.warned = True
+            log.warning(
+                "Ollama counted %d prompt tokens where sift estimated %d for model %r; the "
+                "budget follows Ollama's count (an old Ollama may omit cached tokens)",
+                exact,
+                estimate,
+                self.settings.model,
+            )
+
+
+def policy_from_settings(**overrides: Any) -> OllamaPolicy:
+    """An OllamaPolicy from the environment, with `overrides` (None values ignored):
+    the entry point of the CLI's `--policy ollama --model ... --think ...` flags."""
+    settings = OllamaSettings(**{k: v for k, v in overrides.items() if v is not None})
+    return OllamaPolicy(settings=settings)
