@@ -1,0 +1,139 @@
+"""Splitting documents into chunks of about `max_tokens` estimated tokens.
+
+Paragraphs (blank-line separated) are kept whole when they fit; a longer paragraph is
+cut at sentence ends, and only a single sentence longer than the limit is cut between
+words (or, for one enormous "word", between characters). Consecutive pieces are packed
+greedily into chunks up to the limit.
+
+Offsets: every chunk's `text` is exactly `doc.text[start:end]`. Each piece is trimmed of
+surrounding whitespace, so a chunk starts at its first non-space character and ends after
+its last one; whitespace between pieces packed together stays as it was in the document.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sift.tokens import estimate_tokens
+from sift.types import Chunk, Document
+
+__all__ = ["chunk_document"]
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+# A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
+_WORD = re.compile(r"\S+")
+
+
+def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
+    """The document's chunks in order, with ids `<doc_id>_<index>` from 0."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
+        raise ValueError(f"max_tokens must be an integer of at least 8, got {max_tokens!r}")
+    text = doc.text
+    spans: list[tuple[int, int]] = []
+    whole = _trim(text, 0, len(text))
+    if whole is None:
+        return []
+    if estimate_tokens(text[whole[0] : whole[1]]) <= max_tokens:
+        spans = [whole]  # the common case: a passage that fits
+    else:
+        pieces = _pieces(text, whole[0], whole[1], max_tokens)
+        spans = _pack(text, pieces, max_tokens)
+    meta = dict(doc.metadata)
+    return [
+        Chunk(
+            chunk_id=f"{doc.id}_{index}",
+            doc_id=doc.id,
+            index=index,
+            title=doc.title,
+            text=text[start:end],
+            start=start,
+            end=end,
+            metadata=meta,
+        )
+        for index, (start, end) in enumerate(spans)
+    ]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Trimmed, non-empty spans of text[start:end] between matches of `sep` (a sentence
+    separator keeps its punctuation on the left side)."""
+    out: list[tuple[int, int]] = []
+    cursor = start
+    for match in sep.finditer(text, start, end):
+        # the separator's non-space part (a sentence's . ! ? and closing quotes) stays left
+        cut = match.start() + len(match.group(0).rstrip())
+        span = _trim(text, cursor, cut)
+        if span:
+            out.append(span)
+        cursor = match.end()
+    span = _trim(text, cursor, end)
+    if span:
+        out.append(span)
+    return out
+
+
+def _pieces(text: str, start: int, end: int, limit: int) -> list[tuple[int, int, int]]:
+    """Spans (start, end, tokens) each of at most `limit` tokens, in document order."""
+    out: list[tuple[int, int, int]] = []
+    for p_start, p_end in _split(text, start, end, _PARAGRAPH_BREAK):
+        tokens = estimate_tokens(text[p_start:p_end])
+        if tokens <= limit:
+            out.append((p_start, p_end, tokens))
+            continue
+        for s_start, s_end in _split(text, p_start, p_end, _SENTENCE_END):
+            tokens = estimate_tokens(text[s_start:s_end])
+            if tokens <= limit:
+                out.append((s_start, s_end, tokens))
+            else:
+                out += _hard_split(text, s_start, s_end, limit)
+    return out
+
+
+def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int, int]]:
+    """An over-long sentence cut between words; an over-long word between characters
+    (a window of `limit` characters never holds more than `limit` estimated tokens)."""
+    words: list[tuple[int, int, int]] = []
+    for match in _WORD.finditer(text, start, end):
+        w_start, w_end = match.span()
+        tokens = estimate_tokens(text[w_start:w_end])
+        if tokens <= limit:
+            words.append((w_start, w_end, tokens))
+            continue
+        for c_start in range(w_start, w_end, limit):
+            c_end = min(c_start + limit, w_end)
+            words.append((c_start, c_end, estimate_tokens(text[c_start:c_end])))
+    return [(s, e, estimate_tokens(text[s:e])) for s, e in _pack(text, words, limit)]
+
+
+def _pack(text: str, pieces: list[tuple[int, int, int]], limit: int) -> list[tuple[int, int]]:
+    """Greedy packing of consecutive pieces into spans of at most `limit` tokens.
+
+    Token estimates add up across whitespace (no estimated token spans a space), plus one
+    token per run of newlines between pieces, so the sum bounds the span's estimate.
+    """
+    spans: list[tuple[int, int]] = []
+    cur_start = cur_end = -1
+    cur_tokens = 0
+    for start, end, tokens in pieces:
+        if cur_start < 0:
+            cur_start, cur_end, cur_tokens = start, end, tokens
+            continue
+        gap = text[cur_end:start]
+        joined = cur_tokens + tokens + gap.count("\n") + (1 if gap == "" else 0)
+        if joined <= limit:
+            cur_end, cur_tokens = end, joined
+        else:
+            spans.append((cur_start, cur_end))
+            cur_start, cur_end, cur_tokens = start, end, tokens
+    if cur_start >= 0:
+        spans.append((cur_start, cur_end))
+    return spans

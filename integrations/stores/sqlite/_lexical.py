@@ -1,0 +1,141 @@
+"""The BM25 index: tantivy over chunk titles and texts, derived from SQLite.
+
+tantivy commits atomically on its own; a sidecar file written after each commit records
+the change sequence the commit covers. A crash between the two leaves the sidecar behind,
+and replaying changes is idempotent (every replayed chunk is deleted by id before it is
+added again), so the index never loses or duplicates a chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+import tantivy
+
+__all__ = ["LexicalIndex"]
+
+_FORMAT = 1  # bump when the tantivy schema or tokenisation changes: forces a rebuild
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+# Keep queries bounded: BM25 over a thousand OR-ed terms is slow and no better.
+_MAX_TERMS = 256
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("cid", indexed=True, fast=True)
+    builder.add_text_field("title", tokenizer_name="en_stem", index_option="freq")
+    builder.add_text_field("text", tokenizer_name="en_stem", index_option="freq")
+    return builder.build()
+
+
+class LexicalIndex:
+    """A tantivy index keyed by chunk rowid (`cid`). Not thread-safe for writes: the
+    store calls add/delete/commit under its write lock; search is safe from any thread."""
+
+    def __init__(self, directory: Path, *, heap_bytes: int = 64_000_000) -> None:
+        self._dir = directory
+        self._sidecar = directory.with_suffix(".json")
+        self._heap = heap_bytes
+        self._schema = _schema()
+        self._writer: tantivy.IndexWriter | None = None
+        self.seq = -1  # -1: no usable index on disk; the store rebuilds it
+        state = self._read_sidecar()
+        if state is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
+            try:
+                self._index = tantivy.Index(self._schema, path=str(directory), reuse=True)
+                self.seq = int(state["seq"])
+            except (OSError, ValueError):
+                self._reset()
+        else:
+            self._reset()
+
+    def _read_sidecar(self) -> dict[str, int] | None:
+        try:
+            state = json.loads(self._sidecar.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            return None
+        return state if isinstance(state.get("seq"), int) else None
+
+    def _reset(self) -> None:
+        """An empty index; callers then add every chunk and commit."""
+        self._close_writer()
+        self._sidecar.unlink(missing_ok=True)
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir.mkdir(parents=True)
+        self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        self.seq = -1
+
+    def reset(self) -> None:
+        self._reset()
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self._index.writer(heap_size=self._heap, num_threads=1)
+        return self._writer
+
+    def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
+        writer = self._w()
+        for cid, title, text in rows:
+            doc = tantivy.Document()
+            doc.add_unsigned("cid", cid)
+            doc.add_text("title", title)
+            doc.add_text("text", text)
+            writer.add_document(doc)
+
+    def delete(self, cids: Collection[int]) -> None:
+        if cids:
+            query = tantivy.Query.term_set_query(self._schema, "cid", list(cids))
+            self._w().delete_documents_by_query(query)
+
+    def commit(self, seq: int) -> None:
+        """Publishes pending changes, then records that the index covers `seq`."""
+        self._w().commit()
+        self._index.reload()
+        tmp = self._sidecar.with_suffix(".tmp")
+        with open(tmp, "w") as handle:
+            json.dump({"format": _FORMAT, "seq": seq}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self._sidecar)
+        self.seq = seq
+
+    def count(self) -> int:
+        return int(self._index.searcher().num_docs)
+
+    def search(
+        self, text: str, limit: int, exclude: Collection[int] = ()
+    ) -> list[tuple[int, float]]:
+        """(cid, BM25 score) best first; words only, so query syntax cannot leak in."""
+        words = _WORDS.findall(text.lower())[:_MAX_TERMS]
+        if not words:
+            return []
+        query = self._index.parse_query(" ".join(words), ["title", "text"])
+        if exclude:
+            blocked = tantivy.Query.term_set_query(self._schema, "cid", list(exclude))
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, query), (tantivy.Occur.MustNot, blocked)]
+            )
+        searcher = self._index.searcher()
+        hits = searcher.search(query, limit, count=False).hits
+        if not hits:
+            return []
+        cids = searcher.fast_field_values("cid", [address for _, address in hits])
+        return [(int(cid), float(score)) for (score, _), cid in zip(hits, cids, strict=True)]
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.rollback()
+            self._writer = None
+
+    def close(self) -> None:
+        # Uncommitted additions are dropped on purpose: SQLite's change log replays them.
+        self._close_writer()

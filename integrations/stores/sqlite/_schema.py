@@ -1,0 +1,132 @@
+"""The SQLite file that is the store's source of truth, and how a path is recognised.
+
+`changes` is the store's history: every chunk added or removed gets a strictly increasing
+sequence number in the same transaction as the chunk itself. Derived indexes record the
+last sequence they hold and replay the rest on open. Entries every derived index already
+holds are pruned; `log_floor` in `meta` remembers how far, so an index older than the
+pruned history is rebuilt instead of replayed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sift.errors import IncompatibleStoreError, NotAStoreError
+
+__all__ = ["DB_NAME", "FORMAT", "OP_ADD", "OP_DELETE", "SCHEMA_VERSION", "connect", "inspect"]
+
+DB_NAME = "sift.db"
+FORMAT = "sift-store"
+SCHEMA_VERSION = 1
+OP_ADD = 1
+OP_DELETE = 2
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    n_chunks INTEGER NOT NULL
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc INTEGER NOT NULL REFERENCES documents(id),
+    idx INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    UNIQUE (doc, idx)
+);
+CREATE TABLE vectors (id INTEGER PRIMARY KEY, v BLOB NOT NULL);
+CREATE TABLE changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    op INTEGER NOT NULL,
+    chunk INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE grep USING fts5(
+    text, content='chunks', content_rowid='id', tokenize='trigram'
+);
+"""
+
+
+def connect(db_path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    # WAL: readers never block the writer; NORMAL sync keeps every committed transaction
+    # across a process crash (only an OS crash may lose the last ones, never consistency).
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")
+    return conn
+
+
+def inspect(path: Path, *, create: bool) -> bool:
+    """True when `path` holds a sift store, False when one may be created there.
+
+    Raises NotAStoreError for anything else, without modifying what is there.
+    """
+    db = path / DB_NAME
+    if path.is_file() or (path.exists() and not path.is_dir()):
+        raise NotAStoreError(f"{path} is a file, not a sift store (a store is a directory)")
+    if not path.exists():
+        if not create:
+            raise NotAStoreError(f"no sift store at {path}; create one with `sift index`")
+        return False
+    if not db.exists():
+        if any(path.iterdir()):
+            raise NotAStoreError(
+                f"{path} is a directory with other files and no {DB_NAME}; it is not a "
+                "sift store. Choose a new or empty directory."
+            )
+        if not create:
+            raise NotAStoreError(f"no sift store at {path}; create one with `sift index`")
+        return False
+    _check_db(db)
+    return True
+
+
+def _check_db(db: Path) -> None:
+    try:
+        with open(db, "rb") as handle:
+            magic = handle.read(16)
+    except OSError as exc:
+        raise NotAStoreError(f"{db} cannot be read: {exc}") from None
+    if magic != _SQLITE_MAGIC:
+        raise NotAStoreError(f"{db} is not a SQLite database, so {db.parent} is not a sift store")
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError:
+        raise NotAStoreError(f"{db} is a SQLite database but not a sift store") from None
+    finally:
+        conn.close()
+    if rows.get("format") != FORMAT:
+        raise NotAStoreError(f"{db} is a SQLite database but not a sift store")
+    version = rows.get("schema_version")
+    if version != str(SCHEMA_VERSION):
+        raise IncompatibleStoreError(
+            f"store {db.parent} has schema version {version}, this sift reads version "
+            f"{SCHEMA_VERSION}; re-index the documents into a new store with this version"
+        )
+
+
+def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in DDL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        values = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "log_floor": "0"}
+        values.update(meta)
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", values.items())
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,710 @@
+"""The embedded corpus store: one SQLite file as the source of truth, with a tantivy BM25
+index, an in-memory exact vector index and an FTS5 trigram grep pre-filter derived from it.
+
+Write path (under one lock): chunk and embed a batch of documents outside any
+transaction, then one SQLite transaction writes documents, chunks, vectors, grep
+trigrams and change-log entries; only after COMMIT are the derived indexes updated. A
+crash at any point leaves SQLite whole (each document entirely in or out) and the derived
+indexes behind at worst, and opening the store replays what they miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sift.errors import CorpusError, DocumentError, IncompatibleStoreError
+from sift.filters import Filter, matches
+from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
+from sift.integrations.stores._common import (
+    DEFAULT_ALPHA,
+    DEFAULT_FUSION,
+    DEFAULT_MAX_PATTERN_CHARS,
+    DEFAULT_MAX_QUERY_CHARS,
+    PreparedDocument,
+    check_fusion,
+    check_k,
+    coerce_document,
+    compile_pattern,
+    embed_query,
+    fuse,
+    literal_fragments,
+    prepare_documents,
+)
+from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
+from sift.integrations.stores.sqlite._lexical import LexicalIndex
+from sift.integrations.stores.sqlite._schema import (
+    DB_NAME,
+    OP_ADD,
+    OP_DELETE,
+    SCHEMA_VERSION,
+    connect,
+    create_schema,
+    inspect,
+)
+from sift.integrations.stores.sqlite._vectors import ExactVectors
+from sift.protocols import Embedder
+from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult, Hit, UpsertReport
+
+__all__ = ["SqliteCorpus"]
+
+_MODES = ("hybrid", "bm25", "dense")
+_CHUNK_SQL = (
+    "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
+    "FROM chunks c JOIN documents d ON d.id = c.doc "
+)
+
+
+class SqliteCorpus:
+    """A sift store in a directory (`sift.db` plus derived indexes beside it).
+
+    Args:
+        path: the store directory; created when absent (unless `create=False`).
+        embedder: an Embedder, or a name for `get_embedder`; None uses the one recorded in
+            the store, or `DEFAULT_EMBEDDER` for a new store.
+        create: create a store when `path` is absent or an empty directory.
+        fusion: hybrid fusion strategy, one of `fusion_names()` ("relative_score", "rrf").
+        alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only.
+        chunk_tokens: chunk size for new stores (a store keeps the size it was made with).
+        hybrid_candidates: how many results of each list hybrid search fuses.
+        max_query_chars / max_pattern_chars: input limits for search and grep.
+        batch_docs: documents per ingest transaction.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        embedder: Embedder | str | None = None,
+        create: bool = True,
+        fusion: str = DEFAULT_FUSION,
+        alpha: float = DEFAULT_ALPHA,
+        chunk_tokens: int | None = None,
+        hybrid_candidates: int = 100,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+        max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
+        batch_docs: int = 512,
+        lexical_commit_chunks: int = 100_000,
+    ) -> None:
+        self._fusion, self._alpha = check_fusion(fusion, alpha)
+        if hybrid_candidates < 1:
+            raise ValueError(f"hybrid_candidates must be at least 1, got {hybrid_candidates!r}")
+        if batch_docs < 1:
+            raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
+        self._path = Path(path).expanduser().resolve()
+        self._hybrid_candidates = hybrid_candidates
+        self._max_query_chars = max_query_chars
+        self._max_pattern_chars = max_pattern_chars
+        self._batch_docs = batch_docs
+        self._lexical_commit_chunks = lexical_commit_chunks
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._closed = False
+
+        exists = inspect(self._path, create=create)
+        if not exists:
+            self._path.mkdir(parents=True, exist_ok=True)
+        conn = self._conn()
+        if not exists:
+            emb = self._resolve_embedder(embedder, None)
+            size = 512 if chunk_tokens is None else chunk_tokens
+            if isinstance(size, bool) or not isinstance(size, int) or size < 8:
+                raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
+            create_schema(
+                conn,
+                {
+                    "embedder": emb.name,
+                    "dim": str(emb.dim),
+                    "chunk_tokens": str(size),
+                    "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                },
+            )
+        meta = self._meta()
+        self._embedder = self._resolve_embedder(embedder, meta)
+        self._dim = int(meta["dim"])
+        self._chunk_tokens = int(meta["chunk_tokens"])
+        if chunk_tokens is not None and chunk_tokens != self._chunk_tokens:
+            raise IncompatibleStoreError(
+                f"store {self._path} chunks at {self._chunk_tokens} tokens, not {chunk_tokens}; "
+                "omit chunk_tokens or index into a new store"
+            )
+        self._seq = self._current_seq(conn)
+        with self._write_lock:
+            self._lexical = LexicalIndex(self._path / "lexical")
+            self._catch_up_lexical()
+            self._vectors = ExactVectors(self._dim)
+            self._vectors.load(conn)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise CorpusError(f"store {self._path} is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self._path / DB_NAME)
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self._conn().execute("SELECT key, value FROM meta").fetchall())
+
+    def _resolve_embedder(
+        self, embedder: Embedder | str | None, meta: Mapping[str, str] | None
+    ) -> Embedder:
+        recorded = meta.get("embedder") if meta else None
+        if embedder is None:
+            emb = get_embedder(recorded or DEFAULT_EMBEDDER)
+        elif isinstance(embedder, str):
+            emb = get_embedder(embedder)
+        else:
+            emb = embedder
+        if meta is not None and (emb.name != recorded or str(emb.dim) != meta.get("dim")):
+            raise CorpusError(
+                f"store {self._path} was built with embedder {recorded!r} "
+                f"(dim {meta.get('dim')}), not {emb.name!r} (dim {emb.dim}); open it with "
+                f"embedder={recorded!r} or index into a new store"
+            )
+        return emb
+
+    @staticmethod
+    def _current_seq(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _catch_up_lexical(self) -> None:
+        """Brings the BM25 index to SQLite's sequence: replay when the change log still
+        covers the gap, otherwise rebuild from the chunks."""
+        conn = self._conn()
+        floor = int(self._meta().get("log_floor", "0"))
+        lex = self._lexical
+        if lex.seq == self._seq:
+            return
+        if lex.seq < floor or lex.seq > self._seq:
+            lex.reset()
+            cursor = conn.execute(
+                "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc"
+            )
+            while rows := cursor.fetchmany(5_000):
+                lex.add(rows)
+        else:
+            changes = conn.execute(
+                "SELECT op, chunk FROM changes WHERE seq > ? ORDER BY seq", (lex.seq,)
+            ).fetchall()
+            touched = sorted({chunk for _, chunk in changes})
+            # Delete before re-adding: the index may already hold some of these chunks
+            # when it committed but died before recording its sequence.
+            for start in range(0, len(touched), 10_000):
+                part = touched[start : start + 10_000]
+                lex.delete(part)
+                marks = ",".join("?" * len(part))
+                lex.add(
+                    conn.execute(
+                        "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d "
+                        f"ON d.id = c.doc WHERE c.id IN ({marks})",
+                        part,
+                    ).fetchall()
+                )
+        self._commit_lexical()
+
+    def _commit_lexical(self) -> None:
+        self._lexical.commit(self._seq)
+        # Every derived index that needs the log now holds everything up to _seq.
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM changes WHERE seq <= ?", (self._seq,))
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'log_floor'", (str(self._seq),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ writes
+
+    def upsert(
+        self,
+        documents: Iterable[Document],
+        *,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> UpsertReport:
+        report = UpsertReport()
+        with self._write_lock:
+            self._conn()
+            pending_chunks = 0
+            batch: list[Document] = []
+            seen: set[str] = set()
+            for position, item in enumerate(documents):
+                try:
+                    doc = coerce_document(item, position)  # type: ignore[arg-type]
+                except DocumentError as exc:
+                    ident = item.get("id") if isinstance(item, dict) else None
+                    report.failed.append(
+                        DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
+                    )
+                    if on_progress:
+                        on_progress(1)
+                    continue
+                # The same id twice in one batch: write the first before the second.
+                if doc.id in seen or len(batch) >= self._batch_docs:
+                    pending_chunks += self._write_batch(batch, report, on_progress)
+                    batch, seen = [], set()
+                    if pending_chunks >= self._lexical_commit_chunks:
+                        self._commit_lexical()
+                        pending_chunks = 0
+                batch.append(doc)
+                seen.add(doc.id)
+            if batch:
+                pending_chunks += self._write_batch(batch, report, on_progress)
+            if self._lexical.seq != self._seq:
+                self._commit_lexical()
+        return report
+
+    def _write_batch(
+        self,
+        docs: list[Document],
+        report: UpsertReport,
+        on_progress: Callable[[int], None] | None,
+    ) -> int:
+        conn = self._conn()
+        from sift.integrations.stores._common import content_hash
+
+        marks = ",".join("?" * len(docs))
+        existing = {
+            doc_id: (rowid, digest)
+            for rowid, doc_id, digest in conn.execute(
+                f"SELECT id, doc_id, hash FROM documents WHERE doc_id IN ({marks})",
+                [d.id for d in docs],
+            )
+        }
+        todo = [d for d in docs if existing.get(d.id, (0, ""))[1] != content_hash(d)]
+        report.unchanged += len(docs) - len(todo)
+        prepared, failed = prepare_documents(todo, self._embedder, chunk_tokens=self._chunk_tokens)
+        report.failed += failed
+        written = 0
+        if prepared:
+            try:
+                written = self._write_prepared(prepared, existing, report)
+            except sqlite3.Error:
+                if len(prepared) == 1:
+                    report.failed.append(
+                        DocumentFailure(doc_id=prepared[0].doc.id, error="the store refused it")
+                    )
+                else:
+                    for one in prepared:
+                        try:
+                            written += self._write_prepared([one], existing, report)
+                        except sqlite3.Error as exc:
+                            report.failed.append(
+                                DocumentFailure(doc_id=one.doc.id, error=f"store error: {exc}")
+                            )
+        if on_progress:
+            on_progress(len(docs))
+        return written
+
+    def _write_prepared(
+        self,
+        prepared: list[PreparedDocument],
+        existing: Mapping[str, tuple[int, str]],
+        report: UpsertReport,
+    ) -> int:
+        conn = self._conn()
+        removed: list[int] = []
+        new_ids: list[int] = []
+        lexical_rows: list[tuple[int, str, str]] = []
+        vectors: list[np.ndarray] = []
+        added = updated = 0
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+            next_id = (int(row[0]) if row else 0) + 1
+            for item in prepared:
+                old = existing.get(item.doc.id)
+                if old is not None:
+                    removed += self._delete_rows(conn, old[0])
+                    updated += 1
+                else:
+                    added += 1
+                doc = item.doc
+                cursor = conn.execute(
+                    "INSERT INTO documents (doc_id, title, hash, metadata, n_chunks) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        doc.id,
+                        doc.title,
+                        item.hash,
+                        json.dumps(doc.metadata, ensure_ascii=False),
+                        len(item.chunks),
+                    ),
+                )
+                doc_rowid = cursor.lastrowid
+                ids = list(range(next_id, next_id + len(item.chunks)))
+                next_id += len(item.chunks)
+                conn.executemany(
+                    "INSERT INTO chunks (id, doc, idx, text, start, end, tokens) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (cid, doc_rowid, c.index, c.text, c.start, c.end, _tokens(c.text))
+                        for cid, c in zip(ids, item.chunks, strict=True)
+                    ],
+                )
+                matrix = _normalise(item.vectors)
+                conn.executemany(
+                    "INSERT INTO vectors (id, v) VALUES (?, ?)",
+                    [(cid, matrix[i].tobytes()) for i, cid in enumerate(ids)],
+                )
+                conn.executemany(
+                    "INSERT INTO grep (rowid, text) VALUES (?, ?)",
+                    [(cid, c.text) for cid, c in zip(ids, item.chunks, strict=True)],
+                )
+                new_ids += ids
+                lexical_rows += [
+                    (cid, doc.title, c.text) for cid, c in zip(ids, item.chunks, strict=True)
+                ]
+                vectors.append(matrix)
+            conn.executemany(
+                "INSERT INTO changes (op, chunk) VALUES (?, ?)",
+                [(OP_DELETE, cid) for cid in removed] + [(OP_ADD, cid) for cid in new_ids],
+            )
+            seq = self._current_seq(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._seq = seq
+        report.added += added
+        report.updated += updated
+        report.chunks_written += len(new_ids)
+        # Derived indexes follow the committed state; a crash from here on is repaired by
+        # the replay on open.
+        self._lexical.delete(removed)
+        self._lexical.add(lexical_rows)
+        self._vectors.remove(removed)
+        if new_ids:
+            self._vectors.add(np.asarray(new_ids, dtype=np.int64), np.vstack(vectors))
+        return len(new_ids)
+
+    @staticmethod
+    def _delete_rows(conn: sqlite3.Connection, doc_rowid: int) -> list[int]:
+        """Deletes a document's rows inside the caller's transaction; its chunk rowids."""
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc = ?", (doc_rowid,))]
+        conn.execute(
+            "INSERT INTO grep (grep, rowid, text) SELECT 'delete', id, text FROM chunks "
+            "WHERE doc = ?",
+            (doc_rowid,),
+        )
+        conn.execute(
+            "DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE doc = ?)", (doc_rowid,)
+        )
+        conn.execute("DELETE FROM chunks WHERE doc = ?", (doc_rowid,))
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc_rowid,))
+        return ids
+
+    def delete(self, doc_ids: Iterable[str]) -> int:
+        wanted = list(dict.fromkeys(d for d in doc_ids if isinstance(d, str)))
+        if not wanted:
+            return 0
+        with self._write_lock:
+            conn = self._conn()
+            removed: list[int] = []
+            count = 0
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for doc_id in wanted:
+                    row = conn.execute(
+                        "SELECT id FROM documents WHERE doc_id = ?", (doc_id,)
+                    ).fetchone()
+                    if row is None:
+                        continue
+                    count += 1
+                    removed += self._delete_rows(conn, row[0])
+                conn.executemany(
+                    "INSERT INTO changes (op, chunk) VALUES (?, ?)",
+                    [(OP_DELETE, cid) for cid in removed],
+                )
+                seq = self._current_seq(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._seq = seq
+            self._lexical.delete(removed)
+            self._vectors.remove(removed)
+            if self._lexical.seq != self._seq:
+                self._commit_lexical()
+        return count
+
+    # ------------------------------------------------------------------ reads
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        vector: np.ndarray | None = None,
+        filters: Filter | Mapping[str, Any] | None = None,
+        exclude: Collection[str] = (),
+    ) -> list[Hit]:
+        text = _validate_query(query, self._max_query_chars)
+        check_k(k)
+        if mode not in _MODES:
+            raise ValueError(f"unknown search mode {mode!r}; valid modes: {', '.join(_MODES)}")
+        spec = Filter.of(filters)
+        if spec is not None and not spec.conditions:
+            spec = None
+        blocked = self._rowids(exclude)
+        if mode == "hybrid" and self._alpha == 0.0:
+            mode = "bm25"
+        elif mode == "hybrid" and self._alpha == 1.0:
+            mode = "dense"
+        checker = _FilterCheck(self._conn(), spec)
+        if mode == "bm25":
+            ranked = self._filtered(lambda n: self._lexical.search(text, n, blocked), k, checker)
+        elif mode == "dense":
+            q = embed_query(self._embedder, text, vector)
+            ranked = self._filtered(lambda n: self._vectors.search(q, n, blocked), k, checker)
+        else:
+            q = embed_query(self._embedder, text, vector)
+            width = max(self._hybrid_candidates, k)
+            lexical = self._filtered(
+                lambda n: self._lexical.search(text, n, blocked), width, checker
+            )
+            dense = self._filtered(lambda n: self._vectors.search(q, n, blocked), width, checker)
+            ranked = fuse(self._fusion, dense, lexical, self._alpha)[:k]
+        return self._hits(ranked)
+
+    @staticmethod
+    def _filtered(
+        fetch: Callable[[int], list[tuple[int, float]]], need: int, checker: _FilterCheck
+    ) -> list[tuple[int, float]]:
+        """The first `need` results passing the filter, fetching more while too many fail."""
+        if checker.spec is None:
+            return fetch(need)
+        limit = max(need * 4, 50)
+        while True:
+            results = fetch(limit)
+            allowed = checker.allowed([rowid for rowid, _ in results])
+            kept = [r for r in results if r[0] in allowed]
+            if len(kept) >= need or len(results) < limit:
+                return kept[:need]
+            limit *= 4
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        k: int = 5,
+        filters: Filter | Mapping[str, Any] | None = None,
+        exclude: Collection[str] = (),
+    ) -> GrepResult:
+        regex = compile_pattern(pattern, self._max_pattern_chars)
+        check_k(k)
+        spec = Filter.of(filters)
+        blocked = self._rowids(exclude)
+        checker = _FilterCheck(self._conn(), spec if spec and spec.conditions else None)
+
+        def accept(rowids: list[int]) -> set[int]:
+            fresh = [r for r in rowids if r not in blocked]
+            return checker.allowed(fresh) if checker.spec is not None else set(fresh)
+
+        match = fts_query(literal_fragments(pattern))
+        ranked, more = grep_rowids(self._conn(), regex, match, k, accept)
+        note = (
+            f"showing the first {k} matching chunks in corpus order; more may match, "
+            "narrow the pattern or exclude these ids to see others"
+            if more
+            else None
+        )
+        return GrepResult(hits=self._hits(ranked), note=note)
+
+    def read(self, doc_id: str) -> list[Chunk]:
+        rows = (
+            self._conn()
+            .execute(_CHUNK_SQL + "WHERE d.doc_id = ? ORDER BY c.idx", (doc_id,))
+            .fetchall()
+        )
+        return _chunks(rows)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        keys = _split_ids(chunk_ids)
+        if not keys:
+            return []
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
+                "FROM json_each(?) j "
+                "JOIN documents d ON d.doc_id = json_extract(j.value, '$[0]') "
+                "JOIN chunks c ON c.doc = d.id AND c.idx = json_extract(j.value, '$[1]') "
+                "ORDER BY j.key",
+                (json.dumps(keys),),
+            )
+            .fetchall()
+        )
+        return _chunks(rows)
+
+    def _rowids(self, chunk_ids: Collection[str]) -> set[int]:
+        keys = _split_ids(chunk_ids)
+        if not keys:
+            return set()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT c.id FROM json_each(?) j "
+                "JOIN documents d ON d.doc_id = json_extract(j.value, '$[0]') "
+                "JOIN chunks c ON c.doc = d.id AND c.idx = json_extract(j.value, '$[1]')",
+                (json.dumps(keys),),
+            )
+            .fetchall()
+        )
+        return {r[0] for r in rows}
+
+    def _hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rows = (
+            self._conn()
+            .execute(_CHUNK_SQL + f"WHERE c.id IN ({marks})", [rowid for rowid, _ in ranked])
+            .fetchall()
+        )
+        by_id = {row[0]: chunk for row, chunk in zip(rows, _chunks(rows), strict=True)}
+        # A chunk deleted between ranking and hydration is simply left out.
+        return [Hit(chunk=by_id[r], score=s) for r, s in ranked if r in by_id]
+
+    def stats(self) -> CorpusStats:
+        conn = self._conn()
+        (documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
+        (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        return CorpusStats(
+            documents=documents,
+            chunks=chunks,
+            embedder=self._embedder.name,
+            dim=self._dim,
+            backend="sqlite",
+            location=str(self._path),
+            schema_version=SCHEMA_VERSION,
+            extra={
+                "chunk_tokens": self._chunk_tokens,
+                "fusion": self._fusion,
+                "alpha": self._alpha,
+                "sequence": self._seq,
+                "lexical_sequence": self._lexical.seq,
+                "lexical_chunks": self._lexical.count(),
+                "vector_chunks": len(self._vectors),
+                "vector_index": "exact",
+            },
+        )
+
+    def close(self) -> None:
+        with self._write_lock:
+            if self._closed:
+                return
+            self._lexical.close()
+            self._closed = True
+            with self._conns_lock:
+                for conn in self._conns:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                self._conns.clear()
+
+    def __enter__(self) -> SqliteCorpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteCorpus({str(self._path)!r}, embedder={self._embedder.name!r})"
+
+
+class _FilterCheck:
+    """Evaluates a Filter on chunks by rowid with `sift.filters.matches`, the semantics
+    of record; a document's verdict is cached for the whole call."""
+
+    def __init__(self, conn: sqlite3.Connection, spec: Filter | None) -> None:
+        self.spec = spec
+        self._conn = conn
+        self._verdict: dict[int, bool] = {}
+
+    def allowed(self, rowids: list[int]) -> set[int]:
+        unknown = [r for r in rowids if r not in self._verdict]
+        for start in range(0, len(unknown), 900):
+            part = unknown[start : start + 900]
+            marks = ",".join("?" * len(part))
+            docs: dict[int, bool] = {}
+            for rowid, doc_rowid, doc_id, title, metadata in self._conn.execute(
+                "SELECT c.id, d.id, d.doc_id, d.title, d.metadata FROM chunks c "
+                f"JOIN documents d ON d.id = c.doc WHERE c.id IN ({marks})",
+                part,
+            ):
+                if doc_rowid not in docs:
+                    record = {**json.loads(metadata), "doc_id": doc_id, "title": title}
+                    docs[doc_rowid] = matches(self.spec, record)
+                self._verdict[rowid] = docs[doc_rowid]
+        return {r for r in rowids if self._verdict.get(r)}
+
+
+def _validate_query(query: str, max_chars: int) -> str:
+    from sift.integrations.stores._common import validate_query
+
+    return validate_query(query, max_chars)
+
+
+def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:
+    keys: list[list[Any]] = []
+    for chunk_id in chunk_ids:
+        if not isinstance(chunk_id, str):
+            continue
+        doc_id, sep, index = chunk_id.rpartition("_")
+        if sep and doc_id and index.isdigit():
+            keys.append([doc_id, int(index)])
+    return keys
+
+
+def _chunks(rows: Iterable[tuple[Any, ...]]) -> list[Chunk]:
+    parsed: dict[str, dict[str, Any]] = {}
+    out = []
+    for _, idx, text, start, end, doc_id, title, metadata in rows:
+        meta = parsed.get(metadata)
+        if meta is None:
+            meta = parsed[metadata] = json.loads(metadata)
+        out.append(
+            Chunk(
+                chunk_id=f"{doc_id}_{idx}",
+                doc_id=doc_id,
+                index=idx,
+                title=title,
+                text=text,
+                start=start,
+                end=end,
+                metadata=dict(meta),
+            )
+        )
+    return out
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+def _tokens(text: str) -> int:
+    from sift.tokens import estimate_tokens
+
+    return estimate_tokens(text)

@@ -1,0 +1,268 @@
+"""What only the embedded store promises: recognising its directory, recording its
+embedder and schema, and derived indexes that catch up with SQLite after a crash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
+from sift.integrations.stores import open_store
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.types import Document
+
+
+def docs(n: int, prefix: str = "d", start: int = 0) -> list[Document]:
+    return [
+        Document(id=f"{prefix}{i}", title=f"T{i}", text=f"Unique{prefix}{i}word and common text.")
+        for i in range(start, start + n)
+    ]
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Every file under path with its content digest."""
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_file_is_not_a_store(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("hello")
+    with pytest.raises(NotAStoreError, match="is a file"):
+        SqliteCorpus(target, embedder="hash")
+    assert target.read_text() == "hello"
+
+
+def test_a_directory_with_other_files_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "README.md").write_text("mine")
+    before = snapshot(tmp_path / "project")
+    with pytest.raises(NotAStoreError, match="not a sift store"):
+        SqliteCorpus(tmp_path / "project", embedder="hash")
+    assert snapshot(tmp_path / "project") == before
+
+
+def test_a_foreign_sqlite_database_is_left_alone(tmp_path: Path) -> None:
+    store = tmp_path / "other"
+    store.mkdir()
+    conn = sqlite3.connect(store / "sift.db")
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    conn.close()
+    before = snapshot(store)
+    with pytest.raises(NotAStoreError, match="not a sift store"):
+        SqliteCorpus(store, embedder="hash")
+    assert snapshot(store) == before
+    (store / "sift.db").write_bytes(b"garbage" * 10)
+    with pytest.raises(NotAStoreError, match="not a SQLite database"):
+        SqliteCorpus(store, embedder="hash")
+
+
+def test_missing_store_without_create(tmp_path: Path) -> None:
+    with pytest.raises(NotAStoreError, match="no sift store"):
+        SqliteCorpus(tmp_path / "absent", embedder="hash", create=False)
+    assert not (tmp_path / "absent").exists()
+
+
+def test_schema_version_and_embedder_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash:64") as store:
+        store.upsert(docs(3))
+    with SqliteCorpus(path) as store:  # the recorded embedder
+        assert store.stats().embedder == "hash:64"
+        assert store.search("Uniqued1word", k=1, mode="dense")[0].chunk.doc_id == "d1"
+    with pytest.raises(CorpusError, match="hash:64"):
+        SqliteCorpus(path, embedder="hash:128")
+    with pytest.raises(IncompatibleStoreError, match="chunks at 512"):
+        SqliteCorpus(path, chunk_tokens=100)
+    conn = sqlite3.connect(path / "sift.db")
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IncompatibleStoreError, match="schema version 99"):
+        SqliteCorpus(path)
+
+
+def test_open_store_and_reopen_keep_everything(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "s", embedder="hash")
+    store.upsert(docs(30))
+    store.close()
+    with pytest.raises(CorpusError, match="closed"):
+        store.read("d1")
+    again = open_store(tmp_path / "s")
+    assert again.stats().documents == 30
+    assert again.search("Uniqued7word", k=1, mode="bm25")[0].chunk.doc_id == "d7"
+    again.close()
+
+
+def test_unknown_fusion_lists_valid_names(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="relative_score, rrf"):
+        SqliteCorpus(tmp_path / "s", embedder="hash", fusion="magic")
+    with pytest.raises(ValueError, match="alpha"):
+        SqliteCorpus(tmp_path / "s", embedder="hash", alpha=1.5)
+
+
+def test_alpha_zero_is_bm25_and_one_is_dense(tmp_path: Path) -> None:
+    with SqliteCorpus(tmp_path / "s", embedder="hash") as store:
+        store.upsert(docs(50))
+    for fusion in ("relative_score", "rrf"):
+        with SqliteCorpus(tmp_path / "s", fusion=fusion, alpha=0.0) as store:
+            hybrid = store.search("Uniqued3word common", k=10)
+            bm25 = store.search("Uniqued3word common", k=10, mode="bm25")
+            assert [h.chunk.chunk_id for h in hybrid] == [h.chunk.chunk_id for h in bm25]
+        with SqliteCorpus(tmp_path / "s", fusion=fusion, alpha=1.0) as store:
+            hybrid = store.search("Uniqued3word common", k=10)
+            dense = store.search("Uniqued3word common", k=10, mode="dense")
+            assert [h.chunk.chunk_id for h in hybrid] == [h.chunk.chunk_id for h in dense]
+
+
+def _lexical_state(path: Path) -> dict[str, int]:
+    return json.loads((path / "lexical.json").read_text())
+
+
+def test_an_index_older_than_the_pruned_log_is_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash") as store:
+        store.upsert(docs(20))
+        old_state = (path / "lexical.json").read_text()
+        store.upsert(docs(20, start=20))
+        store.delete(["d0"])
+    # The sidecar claims an older sequence than the pruned change log covers: replay is
+    # impossible, so the index is rebuilt from the chunks, without duplicates.
+    (path / "lexical.json").write_text(old_state)
+    with SqliteCorpus(path) as store:
+        stats = store.stats()
+        assert stats.extra["lexical_sequence"] == stats.extra["sequence"]
+        assert stats.extra["lexical_chunks"] == stats.chunks == 39
+        assert store.search("Uniqued0word", k=5, mode="bm25") == []
+        assert store.search("Uniqued25word", k=5, mode="bm25")[0].chunk.doc_id == "d25"
+
+
+def test_lexical_index_rebuilds_when_missing_or_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash") as store:
+        store.upsert(docs(25))
+    import shutil
+
+    shutil.rmtree(path / "lexical")
+    with SqliteCorpus(path) as store:
+        assert store.stats().extra["lexical_chunks"] == 25
+        assert store.search("Uniqued24word", k=1, mode="bm25")[0].chunk.doc_id == "d24"
+    (path / "lexical.json").write_text("{not json")
+    with SqliteCorpus(path) as store:
+        assert store.stats().extra["lexical_chunks"] == 25
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.integrations.stores.sqlite import _lexical
+    from sift.types import Document
+
+    path, mode = sys.argv[1], sys.argv[2]
+    store = SqliteCorpus(path, embedder="hash", chunk_tokens=24, batch_docs=7)
+    if mode == "before-index-commit":
+        # Die exactly between SQLite's COMMIT and tantivy's commit.
+        def die(self, seq):
+            os.kill(os.getpid(), signal.SIGKILL)
+        _lexical.LexicalIndex.commit = die
+    if mode == "after-index-commit":
+        # tantivy committed, but the process dies before recording the sequence.
+        def die(self, seq):
+            self._w().commit()
+            os.kill(os.getpid(), signal.SIGKILL)
+        _lexical.LexicalIndex.commit = die
+    body = " ".join(f"Sentence {j} of the filler text about rivers." for j in range(12))
+    for batch in range(10_000):
+        items = [
+            Document(id=f"c{batch}-{i}", title=f"Doc {batch} {i}",
+                     text=f"Marker{batch}x{i} opens. {body}")
+            for i in range(5)
+        ]
+        store.upsert(items)
+        print(batch, flush=True)
+    """
+)
+
+
+def _run_child(path: Path, mode: str, kill_after: int | None) -> list[int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    done: list[int] = []
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            done.append(int(line))
+            if kill_after is not None and len(done) >= kill_after:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+    finally:
+        proc.wait(timeout=60)
+    return done
+
+
+def _check_whole(path: Path) -> SqliteCorpus:
+    store = SqliteCorpus(path)
+    conn = sqlite3.connect(path / "sift.db")
+    bad = conn.execute(
+        "SELECT d.doc_id FROM documents d LEFT JOIN chunks c ON c.doc = d.id "
+        "GROUP BY d.id HAVING count(c.id) != d.n_chunks OR max(c.idx) != d.n_chunks - 1"
+    ).fetchall()
+    assert bad == []
+    orphans = conn.execute(
+        "SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL"
+    ).fetchone()[0]
+    assert orphans == 0
+    (vectors,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
+    conn.close()
+    stats = store.stats()
+    assert stats.chunks == vectors == stats.extra["lexical_chunks"] == stats.extra["vector_chunks"]
+    return store
+
+
+@pytest.mark.parametrize("mode", ["before-index-commit", "after-index-commit"])
+def test_killed_around_the_index_commit_loses_nothing(tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "s"
+    _run_child(path, mode, kill_after=None)
+    store = _check_whole(path)
+    # The first upsert committed to SQLite; the index commit or its record was cut off,
+    # and the replay neither loses nor duplicates chunks (_check_whole counts them).
+    assert store.stats().documents == 5
+    hit = store.search("Marker0x3", k=1, mode="bm25")
+    assert hit and hit[0].chunk.doc_id == "c0-3"
+    store.close()
+
+
+def test_sigkill_mid_ingest_leaves_a_whole_store(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    done = _run_child(path, "normal", kill_after=6)
+    store = _check_whole(path)
+    stats = store.stats()
+    assert stats.documents >= 5 * len(done)
+    for batch in done:
+        for i in range(5):
+            assert store.read(f"c{batch}-{i}"), f"committed document c{batch}-{i} lost"
+    last = max(done)
+    hit = store.search(f"Marker{last}x4", k=1, mode="bm25")
+    assert hit[0].chunk.doc_id == f"c{last}-4"
+    # The store still takes writes after the crash.
+    assert store.upsert(docs(2, prefix="after")).added == 2
+    store.close()
