@@ -21,10 +21,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sift.integrations.ollama._tools import BASE_TOOLS, MULTI_TOOL
-from sift.types import FinalDocument, ToolCall
+from sift.types import Decision, FinalDocument, PolicyView, ToolCall
 
 __all__ = [
     "UNPARSED_KEY",
+    "build_decision",
     "expand_calls",
     "first_json_value",
     "infer_tool_name",
@@ -354,3 +355,40 @@ def parse_final(
         if docs:
             return docs, True
     return None, False
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def build_decision(
+    calls: list[ToolCall],
+    *,
+    content: str,
+    thinking: str | None,
+    view: PolicyView,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    truncated_hint: str | None = None,
+) -> Decision:
+    """A model's turn as the harness reads it: tool calls if any, else the final list
+    (from the answer, the thinking, or a list of seen ids), else a policy error."""
+    common: dict[str, Any] = {
+        "content": content,
+        "thinking": thinking or None,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+    }
+    if calls:
+        return Decision(tool_calls=calls, **common)
+    known = set(view.seen) | {seen.chunk.doc_id for seen in view.seen.values()}
+    final, from_thinking = parse_final(content, thinking, known)
+    if final is not None:
+        return Decision(final=final, final_from_thinking=from_thinking, **common)
+    if not content.strip():
+        hint = f"; {truncated_hint}" if truncated_hint else ""
+        return Decision(
+            error=f"the model replied with neither a tool call nor an answer{hint}", **common
+        )
+    # Prose without documents: the model is done; the harness concludes with what the
+    # episode gathered.
+    return Decision(**common)

@@ -26,7 +26,11 @@ from sift.integrations.ollama._client import (
     describe_host,
     make_client,
 )
-from sift.integrations.ollama._parse import expand_calls, parse_final, parse_ollama_tool_error
+from sift.integrations.ollama._parse import (
+    build_decision,
+    expand_calls,
+    parse_ollama_tool_error,
+)
 from sift.integrations.ollama._settings import OllamaSettings
 from sift.integrations.ollama._tools import MULTI_TOOL, tool_schemas
 from sift.tokens import estimate_tokens
@@ -271,33 +275,21 @@ class OllamaPolicy:
         calls = list(reply.repaired_calls) or expand_calls(
             reply.tool_calls, id_prefix=f"t{view.turn}"
         )
-        common = {
-            "content": reply.content,
-            "thinking": reply.thinking or None,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-        }
-        if calls:
-            return Decision(tool_calls=calls, **common)
-        known = set(view.seen)
-        known |= {seen.chunk.doc_id for seen in view.seen.values()}
-        final, from_thinking = parse_final(reply.content, reply.thinking, known)
-        if final is not None:
-            return Decision(final=final, final_from_thinking=from_thinking, **common)
-        if not reply.content.strip():
-            hint = (
-                f"; it stopped at num_predict={self.settings.num_predict} tokens: raise "
-                "SIFT_OLLAMA_NUM_PREDICT"
-                if reply.done_reason == "length"
-                else ""
-            )
-            return Decision(
-                error=f"the model replied with neither a tool call nor an answer{hint}",
-                **common,
-            )
-        # Prose without documents: the model is done; the harness concludes with what
-        # the episode gathered.
-        return Decision(**common)
+        hint = (
+            f"it stopped at num_predict={self.settings.num_predict} tokens: raise "
+            "SIFT_OLLAMA_NUM_PREDICT"
+            if reply.done_reason == "length"
+            else None
+        )
+        return build_decision(
+            calls,
+            content=reply.content,
+            thinking=reply.thinking,
+            view=view,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            truncated_hint=hint,
+        )
 
     def _estimate(self, text: str) -> int:
         cache = self._shared.estimates
