@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +34,12 @@ from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Filter, matches
 from sift.integrations.stores._common import (
     DEFAULT_ALPHA,
+    DEFAULT_FUSION,
     DEFAULT_MAX_PATTERN_CHARS,
     DEFAULT_MAX_QUERY_CHARS,
     PreparedDocument,
     batched,
+    check_fusion,
     check_k,
     coerce_document,
     compile_pattern,
@@ -59,8 +62,10 @@ SCHEMA_VERSION = 1
 _DESCRIPTION_PREFIX = "sift:"
 # Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may reach past it.
 _MAX_WINDOW = 10_000
-_DOCS_PER_ROUND = 64
 _GREP_PAGE = 200
+# sift's fusion names -> Weaviate's: relative-score fusion, and Weaviate's rank fusion
+# (reciprocal-rank style) for "rrf".
+_FUSIONS = {"relative_score": HybridFusion.RELATIVE_SCORE, "rrf": HybridFusion.RANKED}
 
 
 class WeaviateHealth(BaseModel):
@@ -87,6 +92,7 @@ class _Shared:
         self.multi_tenant: bool | None = None
         self.description: dict[str, Any] = {}
         self.users = 1
+        self.last_seq = 0
         self.server_version = ""
 
 
@@ -104,17 +110,21 @@ class WeaviateCorpus:
         settings: WeaviateSettings | None = None,
         *,
         embedder: Embedder | str | None = None,
+        create: bool = True,
+        fusion: str = DEFAULT_FUSION,
         alpha: float = DEFAULT_ALPHA,
-        chunk_tokens: int = 512,
+        chunk_tokens: int | None = None,
+        batch_docs: int = 64,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
         _shared: _Shared | None = None,
         _tenant: str | None = None,
     ) -> None:
-        if not 0.0 <= float(alpha) <= 1.0:
-            raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
-        self._alpha = float(alpha)
-        self._chunk_tokens = chunk_tokens
+        self._fusion, self._alpha = check_fusion(fusion, alpha)
+        if batch_docs < 1:
+            raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
+        self._batch_docs = batch_docs
+        self._chunk_tokens = chunk_tokens or 512
         self._max_query_chars = max_query_chars
         self._max_pattern_chars = max_pattern_chars
         if _shared is None:
@@ -128,6 +138,12 @@ class WeaviateCorpus:
                 raise
         self._shared = _shared
         self._settings = _shared.settings
+        if not create and _shared.kinds is None:
+            _shared.client.close()
+            raise StoreUnavailableError(
+                f"{_shared.settings.describe()}: the collection does not exist; index "
+                "documents into it first (sift index --store <url> ...)"
+            )
         self._tenant = _tenant if _tenant is not None else self._settings.tenant
         self._embedder_option = embedder
         self._embedder: Embedder | None = None
@@ -154,8 +170,10 @@ class WeaviateCorpus:
             self._shared.users += 1
         view = WeaviateCorpus(
             embedder=self._embedder_option if self._embedder is None else self._embedder,
+            fusion=self._fusion,
             alpha=self._alpha,
             chunk_tokens=self._chunk_tokens,
+            batch_docs=self._batch_docs,
             max_query_chars=self._max_query_chars,
             max_pattern_chars=self._max_pattern_chars,
             _shared=self._shared,
@@ -177,6 +195,16 @@ class WeaviateCorpus:
         if self._tenant and self._tenant != self._settings.tenant:
             url += f"&tenant={self._tenant}"
         return url
+
+    def drop(self) -> bool:
+        """Deletes the whole collection (every tenant); True when it existed."""
+        existed = self._collection_exists()
+        with self._errors("drop the collection at"):
+            self._shared.client.collections.delete(self._settings.collection)
+        with self._shared.lock:
+            self._shared.kinds = None
+            self._shared.description = {}
+        return existed
 
     def close(self) -> None:
         if self._closed:
@@ -243,10 +271,9 @@ class WeaviateCorpus:
         collection = self._collection()
         embedder = self._get_embedder()
         position = 0
-        for group in batched(documents, _DOCS_PER_ROUND):
+        for group in batched(documents, self._batch_docs):
             docs: dict[str, Document] = {}
             for item in group:
-                position += 1
                 try:
                     doc = coerce_document(item, position)
                 except Exception as exc:
@@ -257,6 +284,8 @@ class WeaviateCorpus:
                         DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
                     )
                     continue
+                finally:
+                    position += 1
                 docs.pop(doc.id, None)
                 docs[doc.id] = doc  # a later copy of the same id wins
             self._upsert_round(collection, embedder, list(docs.values()), report)
@@ -286,7 +315,7 @@ class WeaviateCorpus:
         ok_docs: list[PreparedDocument] = []
         for prep in prepared:
             try:
-                objs = self._objects(prep)
+                objs = self._objects(prep, self._next_seq())
             except CorpusError as exc:
                 report.failed.append(DocumentFailure(doc_id=prep.doc.id, error=str(exc)))
                 continue
@@ -320,12 +349,18 @@ class WeaviateCorpus:
                 report.updated += 1
             report.chunks_written += len(prep.chunks)
 
-    def _objects(self, prep: PreparedDocument) -> list[DataObject]:
+    def _next_seq(self) -> float:
+        with self._shared.lock:
+            seq = max(self._shared.last_seq + 1, time.time_ns() // 1000)
+            self._shared.last_seq = seq
+        return float(seq)
+
+    def _objects(self, prep: PreparedDocument, seq: float) -> list[DataObject]:
         out = []
         new_kinds: dict[str, _schema.PropKind] = {}
         for chunk, vector in zip(prep.chunks, prep.vectors, strict=True):
             props, kinds = _schema.chunk_properties(
-                chunk, content_hash=prep.hash, chunk_count=len(prep.chunks)
+                chunk, content_hash=prep.hash, chunk_count=len(prep.chunks), seq=seq
             )
             new_kinds.update(kinds)
             out.append(
@@ -470,7 +505,7 @@ class WeaviateCorpus:
                         query=text,
                         vector=vec,
                         alpha=self._alpha,
-                        fusion_type=HybridFusion.RELATIVE_SCORE,
+                        fusion_type=_FUSIONS[self._fusion],
                         query_properties=_schema.SEARCH_PROPERTIES,
                         return_metadata=MetadataQuery(score=True),
                         **common,
@@ -508,68 +543,83 @@ class WeaviateCorpus:
         excluded = set(exclude)
         needle = _like_token(literal_fragments(pattern))
         bound = self._settings.grep_scan_limit
-        hits: list[Hit] = []
-        scanned = 0
-        complete = True
+        candidates: Iterator[tuple[float, Chunk]]
         if needle is not None:
             where = _schema.combine(
                 push.where,
                 WFilter.by_property("text").like(f"*{needle}*"),
                 _schema.exclusion(excluded, modern=self._modern()),
             )
-            candidates: Iterator[Chunk] = self._filtered_scan(
-                collection, where, min(bound, _MAX_WINDOW)
-            )
+            # Candidates come in corpus order, so the first k matches are the answer.
+            candidates = self._filtered_scan(collection, where, min(bound, _MAX_WINDOW))
+            stop_at_k = True
         else:
+            # The cursor walks in UUID order: collect the bounded window's matches, then
+            # report the first k of them in corpus order.
             candidates = self._cursor_scan(collection)
-        for chunk in candidates:
+            stop_at_k = False
+        found: list[tuple[float, Hit]] = []
+        scanned = 0
+        complete = True
+        for seq, chunk in candidates:
             scanned += 1
             if scanned > bound:
                 complete = False
                 break
             if chunk.chunk_id in excluded or not matches(filters, _schema.record_of(chunk)):
                 continue
-            found = regex.search(chunk.text)
-            if found is not None:
-                hits.append(Hit(chunk=chunk, score=1.0))
-                if len(hits) == k:
+            # Scored like the embedded store: the number of matches in the chunk.
+            count = sum(1 for _ in regex.finditer(chunk.text))
+            if count:
+                found.append((seq, Hit(chunk=chunk, score=float(count))))
+                if stop_at_k and len(found) == k:
                     break
+        found.sort(key=lambda item: (item[0], item[1].chunk.index))
+        hits = [hit for _, hit in found[:k]]
         note = None
-        if not complete:
+        if len(found) >= k:
+            note = (
+                f"showing the first {k} matching chunks; more may match, narrow the "
+                "pattern or exclude these ids to see others"
+            )
+        elif not complete:
             why = (
                 "the pattern has no literal text to narrow the candidates with"
                 if needle is None
                 else f"more than {bound} chunks contain {needle!r}"
             )
             note = (
-                f"searched only the first {bound} chunks because {why}; add a literal word "
+                f"searched only {bound} chunks because {why}; add a literal word "
                 "to the pattern (or a filter) to search the whole corpus"
             )
         return GrepResult(hits=hits, note=note)
 
-    def _filtered_scan(self, collection: Any, where: Any, bound: int) -> Iterator[Chunk]:
+    def _filtered_scan(
+        self, collection: Any, where: Any, bound: int
+    ) -> Iterator[tuple[float, Chunk]]:
         offset = 0
-        while offset < bound:
+        while offset <= bound:
             size = min(_GREP_PAGE, bound - offset + 1)
             with self._errors("grep"):
                 reply = collection.query.fetch_objects(
                     filters=where,
                     limit=size,
                     offset=offset,
-                    return_properties=_schema.RETURN_PROPERTIES,
+                    sort=Sort.by_property("seq").by_property("chunk_index"),
+                    return_properties=[*_schema.RETURN_PROPERTIES, "seq"],
                 )
             for obj in reply.objects:
-                yield _schema.chunk_from_properties(obj.properties)
+                yield _seq(obj), _schema.chunk_from_properties(obj.properties)
             if len(reply.objects) < size:
                 return
             offset += size
 
-    def _cursor_scan(self, collection: Any) -> Iterator[Chunk]:
+    def _cursor_scan(self, collection: Any) -> Iterator[tuple[float, Chunk]]:
         with self._errors("grep"):
             for obj in collection.iterator(
-                return_properties=_schema.RETURN_PROPERTIES, cache_size=_GREP_PAGE
+                return_properties=[*_schema.RETURN_PROPERTIES, "seq"], cache_size=_GREP_PAGE
             ):
-                yield _schema.chunk_from_properties(obj.properties)
+                yield _seq(obj), _schema.chunk_from_properties(obj.properties)
 
     def read(self, doc_id: str) -> list[Chunk]:
         collection = self._readable_collection()
@@ -630,7 +680,9 @@ class WeaviateCorpus:
                 "tenant": self._tenant,
                 "collection_exists": exists,
                 "server_version": self._shared.server_version,
+                "fusion": self._fusion,
                 "alpha": self._alpha,
+                "chunk_tokens": self._chunk_tokens,
             },
         )
 
@@ -939,6 +991,11 @@ def _like_token(fragments: list[str]) -> str | None:
     runs = [r.lower() for f in fragments for r in re.findall(r"[0-9A-Za-z]+", f)]
     runs = [r for r in runs if len(r) >= 2]
     return max(runs, key=len) if runs else None
+
+
+def _seq(obj: Any) -> float:
+    value = obj.properties.get("seq")
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _reason(exc: BaseException) -> str:

@@ -39,6 +39,9 @@ BASE_PROPERTIES: dict[str, PropKind] = {
     "end": "number",
     "content_hash": "text",
     "metadata_json": "text",
+    # Ingest order (microseconds since the epoch, unique per document): grep reports
+    # matches in corpus order, as the embedded store does.
+    "seq": "number",
 }
 RETURN_PROPERTIES = [
     "doc_id",
@@ -173,7 +176,7 @@ def kinds_from_schema(properties: Iterable[Any]) -> dict[str, PropKind]:
 
 
 def chunk_properties(
-    chunk: Chunk, *, content_hash: str, chunk_count: int
+    chunk: Chunk, *, content_hash: str, chunk_count: int, seq: float = 0.0
 ) -> tuple[dict[str, Any], dict[str, PropKind]]:
     """The object's properties, and the kind of each flattened metadata property."""
     props: dict[str, Any] = {
@@ -186,6 +189,7 @@ def chunk_properties(
         "start": chunk.start,
         "end": chunk.end,
         "content_hash": content_hash,
+        "seq": seq,
         "metadata_json": json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True),
     }
     kinds: dict[str, PropKind] = {}

@@ -53,16 +53,19 @@ def _weaviate_factory(tmp_path: Path) -> tuple[CorpusFactory, Callable[[], None]
 
 def _weaviate_wire_factory(tmp_path: Path) -> tuple[CorpusFactory, Callable[[], None]]:
     """The same adapter against the loopback Weaviate (real client, real wire protocol)."""
-    from sift.integrations.stores.weaviate.testing import FakeWeaviate
+    global _FAKE_WEAVIATE
+    if _FAKE_WEAVIATE is None:
+        import atexit
 
-    fake = FakeWeaviate().start()
-    make, cleanup = _weaviate_at(fake.url())
+        from sift.integrations.stores.weaviate.testing import FakeWeaviate
 
-    def stop() -> None:
-        cleanup()
-        fake.stop()
+        # One loopback server per test process; every corpus gets its own collection.
+        _FAKE_WEAVIATE = FakeWeaviate().start()
+        atexit.register(_FAKE_WEAVIATE.stop)
+    return _weaviate_at(_FAKE_WEAVIATE.url())
 
-    return make, stop
+
+_FAKE_WEAVIATE: Any = None
 
 
 def _weaviate_at(url: str) -> tuple[CorpusFactory, Callable[[], None]]:
