@@ -47,6 +47,16 @@ ServiceDep = Annotated[Service, Depends(service)]
 CollectionName = Annotated[str, Path(min_length=1, max_length=128)]
 
 
+class BudgetTiers(BaseModel):
+    """The token tiers of the episode (DESIGN "Budget tiers"); unset ones keep defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
+    rejection_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
+    budget_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
+
+
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -61,6 +71,7 @@ class SearchRequest(BaseModel):
     mode: SearchModeName | None = Field(default=None, description="Default: the collection's.")
     policy: PolicyName = "heuristic"
     max_turns: int | None = Field(default=None, ge=1, le=256)
+    budget: BudgetTiers | None = None
     rollouts: int = Field(default=1, ge=1)
     deadline_s: float | None = Field(default=None, gt=0)
 
@@ -92,6 +103,15 @@ def _filter(spec: dict[str, Any] | None) -> Filter | None:
         return Filter.of(spec)
     except (ValidationError, ValueError, TypeError) as exc:
         raise ApiError(422, INVALID_REQUEST, f"filters: {exc}") from None
+
+
+def _harness_overrides(body: SearchRequest) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if body.max_turns:
+        overrides["max_turns"] = body.max_turns
+    if body.budget is not None:
+        overrides.update(body.budget.model_dump(exclude_none=True))
+    return overrides
 
 
 def _sse(event: str, data: Any, number: int) -> bytes:
@@ -168,7 +188,7 @@ async def search(body: SearchRequest, request: Request, key: KeyDep,
         question=question, mode=body.mode or collection.mode, top_k=top_k,
         filters=_filter(body.filters), deadline_s=deadline, grace_s=settings.deadline_grace_s,
         policy=body.policy, rollouts=body.rollouts,
-        config={"max_turns": body.max_turns} if body.max_turns else None,
+        config=_harness_overrides(body),
     )
     slot = svc.limiter.acquire()
     if "text/event-stream" not in request.headers.get("accept", ""):
