@@ -17,7 +17,7 @@ import re
 from sift.tokens import estimate_tokens
 from sift.types import Chunk, Document
 
-__all__ = ["chunk_document"]
+__all__ = ["chunk_document", "chunk_spans"]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 # A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
@@ -27,19 +27,8 @@ _WORD = re.compile(r"\S+")
 
 def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
     """The document's chunks in order, with ids `<doc_id>_<index>` from 0."""
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
-        raise ValueError(f"max_tokens must be an integer of at least 8, got {max_tokens!r}")
-    text = doc.text
-    spans: list[tuple[int, int]] = []
-    whole = _trim(text, 0, len(text))
-    if whole is None:
-        return []
-    if estimate_tokens(text[whole[0] : whole[1]]) <= max_tokens:
-        spans = [whole]  # the common case: a passage that fits
-    else:
-        pieces = _pieces(text, whole[0], whole[1], max_tokens)
-        spans = _pack(text, pieces, max_tokens)
     meta = dict(doc.metadata)
+    text = doc.text
     return [
         Chunk(
             chunk_id=f"{doc.id}_{index}",
@@ -51,8 +40,22 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
             end=end,
             metadata=meta,
         )
-        for index, (start, end) in enumerate(spans)
+        for index, (start, end, _) in enumerate(chunk_spans(text, max_tokens))
     ]
+
+
+def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
+    """(start, end, estimated tokens) of each chunk of `text`, in order."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
+        raise ValueError(f"max_tokens must be an integer of at least 8, got {max_tokens!r}")
+    whole = _trim(text, 0, len(text))
+    if whole is None:
+        return []
+    tokens = estimate_tokens(text[whole[0] : whole[1]])
+    if tokens <= max_tokens:
+        return [(whole[0], whole[1], tokens)]  # the common case: a passage that fits
+    pieces = _pieces(text, whole[0], whole[1], max_tokens)
+    return [(s, e, estimate_tokens(text[s:e])) for s, e in _pack(text, pieces, max_tokens)]
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:

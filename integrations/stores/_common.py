@@ -22,7 +22,7 @@ import numpy as np
 import re2
 
 from sift.errors import DocumentError, InvalidPatternError, InvalidQueryError
-from sift.integrations.chunking import chunk_document
+from sift.integrations.chunking import chunk_spans
 from sift.types import Chunk, Document, DocumentFailure
 
 if TYPE_CHECKING:
@@ -108,6 +108,8 @@ class PreparedDocument:
     hash: str
     chunks: list[Chunk]
     vectors: np.ndarray
+    # Estimated tokens of each chunk (sift.tokens), computed once while chunking.
+    tokens: tuple[int, ...] = ()
 
 
 def prepare_documents(
@@ -118,16 +120,30 @@ def prepare_documents(
 ) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
     """Chunks and embeds documents in one embedder call; a document whose chunking or
     embedding fails is reported and the others are still prepared."""
-    chunked: list[tuple[Document, list[Chunk]]] = []
+    chunked: list[tuple[Document, list[Chunk], tuple[int, ...]]] = []
     failed: list[DocumentFailure] = []
     for doc in docs:
         try:
-            chunks = chunk_document(doc, max_tokens=chunk_tokens)
+            spans = chunk_spans(doc.text, chunk_tokens)
         except Exception as exc:
             failed.append(DocumentFailure(doc_id=doc.id, error=f"chunking failed: {exc}"))
             continue
-        chunked.append((doc, chunks))
-    texts = [_embed_text(c) for _, chunks in chunked for c in chunks]
+        meta = dict(doc.metadata)
+        chunks = [
+            Chunk(
+                chunk_id=f"{doc.id}_{index}",
+                doc_id=doc.id,
+                index=index,
+                title=doc.title,
+                text=doc.text[start:end],
+                start=start,
+                end=end,
+                metadata=meta,
+            )
+            for index, (start, end, _) in enumerate(spans)
+        ]
+        chunked.append((doc, chunks, tuple(t for _, _, t in spans)))
+    texts = [_embed_text(c) for _, chunks, _ in chunked for c in chunks]
     try:
         matrix = _embed(embedder, texts)
     except Exception:
@@ -139,17 +155,16 @@ def prepare_documents(
             return [], failed
         # Find the culprit document(s) one by one; the rest still ingest.
         prepared: list[PreparedDocument] = []
-        for doc, _ in chunked:
+        for doc, _, _ in chunked:
             ok, bad = prepare_documents([doc], embedder, chunk_tokens=chunk_tokens)
             prepared += ok
             failed += bad
         return prepared, failed
     prepared = []
     row = 0
-    for doc, chunks in chunked:
-        prepared.append(
-            PreparedDocument(doc, content_hash(doc), chunks, matrix[row : row + len(chunks)])
-        )
+    for doc, chunks, tokens in chunked:
+        vectors = matrix[row : row + len(chunks)]
+        prepared.append(PreparedDocument(doc, content_hash(doc), chunks, vectors, tokens))
         row += len(chunks)
     return prepared, failed
 

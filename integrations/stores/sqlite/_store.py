@@ -15,7 +15,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ from sift.integrations.stores._common import (
     check_k,
     coerce_document,
     compile_pattern,
+    content_hash,
     embed_query,
     fuse,
     literal_fragments,
@@ -241,77 +244,100 @@ class SqliteCorpus:
         on_progress: Callable[[int], None] | None = None,
     ) -> UpsertReport:
         report = UpsertReport()
-        with self._write_lock:
+        with self._write_lock, ThreadPoolExecutor(1, thread_name_prefix="sift-prepare") as pool:
             self._conn()
-            pending_chunks = 0
-            batch: list[Document] = []
-            seen: set[str] = set()
-            for position, item in enumerate(documents):
-                try:
-                    doc = coerce_document(item, position)  # type: ignore[arg-type]
-                except DocumentError as exc:
-                    ident = item.get("id") if isinstance(item, dict) else None
-                    report.failed.append(
-                        DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
-                    )
-                    if on_progress:
-                        on_progress(1)
-                    continue
-                # The same id twice in one batch: write the first before the second.
-                if doc.id in seen or len(batch) >= self._batch_docs:
-                    pending_chunks += self._write_batch(batch, report, on_progress)
-                    batch, seen = [], set()
-                    if pending_chunks >= self._lexical_commit_chunks:
-                        self._commit_lexical()
-                        pending_chunks = 0
-                batch.append(doc)
-                seen.add(doc.id)
-            if batch:
-                pending_chunks += self._write_batch(batch, report, on_progress)
+            pending: _Batch | None = None
+            written_since_commit = 0
+            for batch in self._batches(documents, report, on_progress):
+                # A document may not be looked up while an earlier copy is still in flight.
+                if pending is not None and pending.ids & {d.id for d in batch}:
+                    written_since_commit += self._finish(pending, report, on_progress)
+                    pending = None
+                todo, existing = self._classify(batch, report)
+                # Chunk and embed the next batch while this thread writes the previous one.
+                future = pool.submit(
+                    prepare_documents, todo, self._embedder, chunk_tokens=self._chunk_tokens
+                )
+                if pending is not None:
+                    written_since_commit += self._finish(pending, report, on_progress)
+                pending = _Batch(batch, existing, future)
+                if written_since_commit >= self._lexical_commit_chunks:
+                    self._commit_lexical()
+                    written_since_commit = 0
+            if pending is not None:
+                self._finish(pending, report, on_progress)
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
         return report
 
-    def _write_batch(
+    def _batches(
         self,
-        docs: list[Document],
+        documents: Iterable[Document],
         report: UpsertReport,
         on_progress: Callable[[int], None] | None,
-    ) -> int:
-        conn = self._conn()
-        from sift.integrations.stores._common import content_hash
+    ) -> Iterator[list[Document]]:
+        """Valid documents in batches of distinct ids; invalid ones go to the report."""
+        batch: list[Document] = []
+        seen: set[str] = set()
+        for position, item in enumerate(documents):
+            try:
+                doc = coerce_document(item, position)  # type: ignore[arg-type]
+            except DocumentError as exc:
+                ident = item.get("id") if isinstance(item, dict) else None
+                report.failed.append(
+                    DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
+                )
+                if on_progress:
+                    on_progress(1)
+                continue
+            # The same id twice in one batch: the first is written before the second.
+            if doc.id in seen or len(batch) >= self._batch_docs:
+                yield batch
+                batch, seen = [], set()
+            batch.append(doc)
+            seen.add(doc.id)
+        if batch:
+            yield batch
 
+    def _classify(
+        self, docs: list[Document], report: UpsertReport
+    ) -> tuple[list[Document], dict[str, tuple[int, str]]]:
+        """The documents that are new or changed, and the stored (rowid, hash) by id."""
         marks = ",".join("?" * len(docs))
         existing = {
             doc_id: (rowid, digest)
-            for rowid, doc_id, digest in conn.execute(
+            for rowid, doc_id, digest in self._conn().execute(
                 f"SELECT id, doc_id, hash FROM documents WHERE doc_id IN ({marks})",
                 [d.id for d in docs],
             )
         }
         todo = [d for d in docs if existing.get(d.id, (0, ""))[1] != content_hash(d)]
         report.unchanged += len(docs) - len(todo)
-        prepared, failed = prepare_documents(todo, self._embedder, chunk_tokens=self._chunk_tokens)
+        return todo, existing
+
+    def _finish(
+        self,
+        batch: _Batch,
+        report: UpsertReport,
+        on_progress: Callable[[int], None] | None,
+    ) -> int:
+        prepared, failed = batch.future.result()
         report.failed += failed
         written = 0
         if prepared:
             try:
-                written = self._write_prepared(prepared, existing, report)
+                written = self._write_prepared(prepared, batch.existing, report)
             except sqlite3.Error:
-                if len(prepared) == 1:
-                    report.failed.append(
-                        DocumentFailure(doc_id=prepared[0].doc.id, error="the store refused it")
-                    )
-                else:
-                    for one in prepared:
-                        try:
-                            written += self._write_prepared([one], existing, report)
-                        except sqlite3.Error as exc:
-                            report.failed.append(
-                                DocumentFailure(doc_id=one.doc.id, error=f"store error: {exc}")
-                            )
+                # Find the document(s) SQLite refuses; the others are still written.
+                for one in prepared:
+                    try:
+                        written += self._write_prepared([one], batch.existing, report)
+                    except sqlite3.Error as exc:
+                        report.failed.append(
+                            DocumentFailure(doc_id=one.doc.id, error=f"store error: {exc}")
+                        )
         if on_progress:
-            on_progress(len(docs))
+            on_progress(len(batch.docs))
         return written
 
     def _write_prepared(
@@ -320,16 +346,20 @@ class SqliteCorpus:
         existing: Mapping[str, tuple[int, str]],
         report: UpsertReport,
     ) -> int:
+        """One transaction for the whole batch: every document is in or none is."""
         conn = self._conn()
         removed: list[int] = []
-        new_ids: list[int] = []
+        doc_rows: list[tuple[Any, ...]] = []
+        chunk_rows: list[tuple[Any, ...]] = []
+        vector_rows: list[tuple[int, bytes]] = []
+        grep_rows: list[tuple[int, str]] = []
         lexical_rows: list[tuple[int, str, str]] = []
-        vectors: list[np.ndarray] = []
+        matrices: list[np.ndarray] = []
         added = updated = 0
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
-            next_id = (int(row[0]) if row else 0) + 1
+            next_doc = self._next_id(conn, "documents")
+            next_chunk = first_chunk = self._next_id(conn, "chunks")
             for item in prepared:
                 old = existing.get(item.doc.id)
                 if old is not None:
@@ -338,42 +368,42 @@ class SqliteCorpus:
                 else:
                     added += 1
                 doc = item.doc
-                cursor = conn.execute(
-                    "INSERT INTO documents (doc_id, title, hash, metadata, n_chunks) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                doc_rows.append(
                     (
+                        next_doc,
                         doc.id,
                         doc.title,
                         item.hash,
                         json.dumps(doc.metadata, ensure_ascii=False),
                         len(item.chunks),
-                    ),
-                )
-                doc_rowid = cursor.lastrowid
-                ids = list(range(next_id, next_id + len(item.chunks)))
-                next_id += len(item.chunks)
-                conn.executemany(
-                    "INSERT INTO chunks (id, doc, idx, text, start, end, tokens) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (cid, doc_rowid, c.index, c.text, c.start, c.end, _tokens(c.text))
-                        for cid, c in zip(ids, item.chunks, strict=True)
-                    ],
+                    )
                 )
                 matrix = _normalise(item.vectors)
-                conn.executemany(
-                    "INSERT INTO vectors (id, v) VALUES (?, ?)",
-                    [(cid, matrix[i].tobytes()) for i, cid in enumerate(ids)],
-                )
-                conn.executemany(
-                    "INSERT INTO grep (rowid, text) VALUES (?, ?)",
-                    [(cid, c.text) for cid, c in zip(ids, item.chunks, strict=True)],
-                )
-                new_ids += ids
-                lexical_rows += [
-                    (cid, doc.title, c.text) for cid, c in zip(ids, item.chunks, strict=True)
-                ]
-                vectors.append(matrix)
+                tokens = item.tokens or tuple(_tokens(c.text) for c in item.chunks)
+                for i, chunk in enumerate(item.chunks):
+                    cid = next_chunk + i
+                    chunk_rows.append(
+                        (cid, next_doc, chunk.index, chunk.text, chunk.start, chunk.end, tokens[i])
+                    )
+                    vector_rows.append((cid, matrix[i].tobytes()))
+                    grep_rows.append((cid, chunk.text))
+                    lexical_rows.append((cid, doc.title, chunk.text))
+                matrices.append(matrix)
+                next_doc += 1
+                next_chunk += len(item.chunks)
+            conn.executemany(
+                "INSERT INTO documents (id, doc_id, title, hash, metadata, n_chunks) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                doc_rows,
+            )
+            conn.executemany(
+                "INSERT INTO chunks (id, doc, idx, text, start, end, tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                chunk_rows,
+            )
+            conn.executemany("INSERT INTO vectors (id, v) VALUES (?, ?)", vector_rows)
+            conn.executemany("INSERT INTO grep (rowid, text) VALUES (?, ?)", grep_rows)
+            new_ids = range(first_chunk, next_chunk)
             conn.executemany(
                 "INSERT INTO changes (op, chunk) VALUES (?, ?)",
                 [(OP_DELETE, cid) for cid in removed] + [(OP_ADD, cid) for cid in new_ids],
@@ -392,9 +422,18 @@ class SqliteCorpus:
         self._lexical.delete(removed)
         self._lexical.add(lexical_rows)
         self._vectors.remove(removed)
-        if new_ids:
-            self._vectors.add(np.asarray(new_ids, dtype=np.int64), np.vstack(vectors))
+        if len(new_ids):
+            self._vectors.add(
+                np.arange(first_chunk, next_chunk, dtype=np.int64), np.vstack(matrices)
+            )
         return len(new_ids)
+
+    @staticmethod
+    def _next_id(conn: sqlite3.Connection, table: str) -> int:
+        # AUTOINCREMENT's counter: ids are never reused, even after deletes, so a derived
+        # index can never confuse a new chunk with a deleted one.
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+        return (int(row[0]) if row else 0) + 1
 
     @staticmethod
     def _delete_rows(conn: sqlite3.Connection, doc_rowid: int) -> list[int]:
@@ -629,6 +668,19 @@ class SqliteCorpus:
 
     def __repr__(self) -> str:
         return f"SqliteCorpus({str(self._path)!r}, embedder={self._embedder.name!r})"
+
+
+@dataclass(slots=True)
+class _Batch:
+    """A batch being prepared (chunked and embedded) in the worker thread."""
+
+    docs: list[Document]
+    existing: dict[str, tuple[int, str]]
+    future: Future[tuple[list[PreparedDocument], list[DocumentFailure]]]
+
+    @property
+    def ids(self) -> set[str]:
+        return {d.id for d in self.docs}
 
 
 class _FilterCheck:
