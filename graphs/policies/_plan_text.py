@@ -1,0 +1,260 @@
+"""Text analysis for the heuristic planner: terms, entity spans, question decomposition.
+
+Everything here is a pure function of strings, so the planner stays deterministic and
+needs no model. The entity finder is deliberately simple (capitalised spans with the
+connectors that names use, quoted strings, the alternatives of an "A or B" comparison):
+it is what a search sub-agent needs to plan distinct sub-queries, not a full NER.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import Stemmer
+
+__all__ = [
+    "QuestionPlan",
+    "candidate_spans",
+    "content_terms",
+    "norm_title",
+    "plan_question",
+    "terms",
+]
+
+_STEMMER = Stemmer.Stemmer("english")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during
+    each few for from further had has have having he her here hers herself him himself
+    his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to
+    too under until up very was we were what when where which while who whom whose why
+    will with would you your yours known called named one many much""".split(),  # noqa: SIM905
+)
+
+# Question words that open a clause but never belong to an entity.
+_WH = frozenset(
+    """what which who whom whose when where why how is are was were do does did has have
+    had can could will would in on at the a an of for from by and or if as to""".split(),  # noqa: SIM905
+)
+
+# Lower-case words that may sit inside a name ("Battle of Manila", "Lope Díaz II de Haro").
+_CONNECTORS = frozenset(
+    """of the de da di del della der den van von la le du des y and & 's""".split(),  # noqa: SIM905
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,120})[\"“”]")
+_PAREN = re.compile(r"\s*\([^)]*\)\s*")
+_NUMBER = re.compile(r"\b\d{3,4}\b")
+
+# Relation nouns of compositional questions and the words that state them in a passage.
+RELATION_CUES: dict[str, tuple[str, ...]] = {
+    "father": ("father", "son", "daughter", "child", "sire"),
+    "mother": ("mother", "son", "daughter", "child", "born to"),
+    "paternal": ("father", "son", "daughter"),
+    "maternal": ("mother", "son", "daughter"),
+    "grandfather": ("father", "son", "daughter"),
+    "grandmother": ("mother", "son", "daughter"),
+    "husband": ("married", "husband", "wife", "spouse"),
+    "wife": ("married", "wife", "husband", "spouse"),
+    "spouse": ("married", "wife", "husband", "spouse"),
+    "married": ("married", "wife", "husband", "spouse"),
+    "director": ("directed", "director", "film"),
+    "directed": ("directed", "director"),
+    "producer": ("produced", "producer"),
+    "composer": ("composed", "composer", "music"),
+    "performer": ("performed", "singer", "band", "album", "recorded", "by"),
+    "singer": ("singer", "sung", "performed", "recorded"),
+    "author": ("written", "author", "novel", "wrote", "by"),
+    "writer": ("written", "writer", "wrote", "by"),
+    "founder": ("founded", "founder", "established"),
+    "born": ("born", "birth"),
+    "birthplace": ("born", "birth"),
+    "birth": ("born", "birth"),
+    "died": ("died", "death"),
+    "death": ("died", "death"),
+    "country": ("country", "in", "of"),
+    "city": ("city", "in"),
+    "state": ("state", "in"),
+    "county": ("county", "in"),
+    "located": ("located", "in", "situated"),
+    "member": ("member", "party", "band"),
+    "team": ("team", "played", "plays", "club"),
+    "label": ("label", "records", "released"),
+    "manufacturer": ("manufactured", "produced", "made", "company"),
+    "owner": ("owned", "owner", "bought"),
+    "headquarters": ("headquartered", "headquarters", "based"),
+}
+
+
+def terms(text: str) -> list[str]:
+    """Lower-case stemmed word tokens, stopwords kept (for exact phrase work)."""
+    return [_stem(w.lower()) for w in _WORD.findall(text)]
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content words, stopwords dropped, in order, without repeats."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+    return list(dict.fromkeys(_STEMMER.stemWords(words)))
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+@lru_cache(maxsize=65536)
+def norm_title(title: str) -> str:
+    """A title as it would be written in running text: no parenthetical, lower case."""
+    return " ".join(_WORD.findall(_PAREN.sub(" ", title).lower()))
+
+
+def _is_cap(word: str) -> bool:
+    return word[:1].isupper() or word[:1].isdigit()
+
+
+def candidate_spans(text: str, *, skip_first: bool = False) -> list[tuple[str, int]]:
+    """Name-like spans of capitalised words (with inner connectors) and their offsets.
+
+    Sentence-initial question words are dropped; a span never starts or ends with a
+    connector. Numbers join a span only when next to a capitalised word ("1974 Texas
+    Tech", "Apollo 11").
+    """
+    words = list(_WORD.finditer(text))
+    spans: list[tuple[str, int]] = []
+    i = 0
+    while i < len(words):
+        w = words[i].group()
+        at_sentence_start = i == 0 or text[words[i - 1].end() : words[i].start()].strip()[
+            -1:
+        ] in {".", "?", "!", ":", ";"}
+        if not _is_cap(w) or (w.lower() in _WH and (at_sentence_start or skip_first)):
+            i += 1
+            continue
+        j = i + 1
+        end = i
+        while j < len(words):
+            gap = text[words[j - 1].end() : words[j].start()]
+            initial = len(words[j - 1].group()) == 1 and gap.strip() == "."
+            if gap.strip() not in {"", "-", "&", "'", ",", ":"} and not initial:
+                break
+            if "," in gap:
+                break
+            if gap.strip() == "-" and not gap.isspace() and " " in gap:
+                break
+            nxt = words[j].group()
+            if _is_cap(nxt):
+                end = j
+                j += 1
+            elif nxt.lower() in _CONNECTORS and j + 1 < len(words) and _is_cap(
+                words[j + 1].group()
+            ):
+                j += 1
+            else:
+                break
+        first, last = words[i], words[end]
+        span = re.sub(r"['’]s$", "", text[first.start() : last.end()])
+        if not (span.isdigit() and end == i):
+            spans.append((span, first.start()))
+        i = end + 1
+    return spans
+
+
+@dataclass
+class QuestionPlan:
+    """The decomposition of one question into the pieces the planner searches for."""
+
+    question: str
+    entities: list[str] = field(default_factory=list)
+    alternatives: list[str] = field(default_factory=list)
+    quoted: list[str] = field(default_factory=list)
+    numbers: list[str] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+    residual: list[str] = field(default_factory=list)
+    comparison: bool = False
+
+    @property
+    def shape(self) -> str:
+        if self.comparison:
+            return "comparison"
+        if self.relations:
+            return "compositional"
+        return "bridge"
+
+
+_COMPARISON_CUES = re.compile(
+    r"\b(which|who|what)\b.*\b(first|earlier|later|last|older|younger|oldest|youngest|"
+    r"longer|shorter|taller|higher|larger|bigger|smaller|more|less|fewer|further|closer|"
+    r"same|both|either|also|common)\b|\bboth\b|\bsame\b|\bor\b",
+    re.IGNORECASE,
+)
+
+
+def _split_alternatives(question: str) -> list[str]:
+    """The options of "..., A or B?" / "A or B" / "between A and B" / "both A and B"."""
+    body = question.strip().rstrip("?.! ")
+    m = re.search(r"\bbetween (.+?) and (.+)$", body)
+    if m:
+        return [m.group(1), m.group(2)]
+    if " or " in body:
+        head, _, tail = body.rpartition(" or ")
+        # The first option starts after the last comma/colon of the head.
+        cut = max(head.rfind(","), head.rfind(":"))
+        first = head[cut + 1 :] if cut >= 0 else head
+        return [first, tail.split(",")[0]]
+    return []
+
+
+def _clean_option(option: str) -> str:
+    words = option.strip().split()
+    while words and words[0].lower() in _WH | {"film", "movie", "song", "album", "the"}:
+        words = words[1:]
+    return " ".join(words).strip(" ,;:\"'“”")
+
+
+def plan_question(question: str) -> QuestionPlan:
+    """Splits a question into entities, comparison options, quoted strings and relations."""
+    plan = QuestionPlan(question=question)
+    plan.quoted = [q.strip() for q in _QUOTED.findall(question) if q.strip()]
+    plan.numbers = _NUMBER.findall(question)
+    comparison = bool(_COMPARISON_CUES.search(question))
+    options = [_clean_option(o) for o in _split_alternatives(question)] if comparison else []
+    options = [o for o in options if o and len(o) <= 80 and _has_cap(o)]
+    plan.comparison = len(options) >= 2 or bool(
+        re.search(r"\bboth\b|\bsame\b|\bin common\b", question, re.IGNORECASE)
+    )
+    plan.alternatives = options if len(options) >= 2 else []
+    seen: set[str] = set()
+    ordered: list[str] = []
+
+    def add(span: str) -> None:
+        key = span.lower()
+        if span and key not in seen and key not in _WH:
+            seen.add(key)
+            ordered.append(span)
+
+    for q in plan.quoted:
+        add(q)
+    for option in plan.alternatives:
+        add(option)
+    for span, _ in candidate_spans(question, skip_first=True):
+        # "Gregory La Cava and Mike Judge" is two people, not one name.
+        parts = re.split(r"\s+(?:and|&)\s+", span) if plan.comparison else [span]
+        for part in parts:
+            if part.lower() not in _WH and not any(part == o for o in ordered):
+                add(part)
+    plan.entities = ordered
+    low = question.lower()
+    plan.relations = [r for r in RELATION_CUES if re.search(rf"\b{r}", low)]
+    entity_terms = {t for e in ordered for t in content_terms(e)}
+    plan.residual = [t for t in content_terms(question) if t not in entity_terms]
+    return plan
+
+
+def _has_cap(text: str) -> bool:
+    return any(_is_cap(w) for w in _WORD.findall(text))

@@ -1,0 +1,287 @@
+"""The heuristic planner: sift's default policy when no model is configured.
+
+It does multi-hop search with no model at all, as a pure function of the `PolicyView`:
+
+1. Decompose the question (entities, quoted strings, the options of a comparison, the
+   relation words of a compositional question) and search the question and every
+   sub-query in parallel; grep quoted strings and identifiers verbatim.
+2. Each later round takes the best surfaced pages about the question's entities (the
+   anchors), pulls the names their text gives near the question's relation words (the
+   bridge entities: "son of X" for "father", "directed by Y" for "director"), and
+   searches those with the rest of the question: the second (and third) hop. Partial
+   documents among the anchors are read whole.
+3. Before the context nears the threshold it prunes the lowest-value chunks.
+4. It stops when a round surfaced nothing new, when nothing is left to ask, or at
+   max_turns, and answers with the surfaced chunks ranked by `score_chunks`, each with
+   a justification naming the sub-query or hop that found it.
+
+Every decision is recomputed from the view (the calls already made are read back from
+the rendered messages), so the same view always gives the same decision.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import replace
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sift.graphs.policies._plan_rank import ChunkScore, Weights, bridge_spans, score_chunks
+from sift.graphs.policies._plan_text import STOPWORDS, QuestionPlan, plan_question
+from sift.types import Decision, FinalDocument, PolicyView, SeenChunk, ToolCall
+
+__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig"]
+
+_REGEX_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
+_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9-]{3,}\b")
+_TERMINAL = (".", "!", "?", '"', "'", ")", "”")
+
+
+class HeuristicPlannerConfig(BaseModel):
+    """The planner's limits. Every number the algorithm uses is here."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_entity_queries: int = Field(default=6, ge=0)
+    max_anchors: int = Field(default=3, ge=1)
+    bridges_per_anchor: int = Field(default=3, ge=0)
+    max_calls_per_turn: int = Field(default=10, ge=1)
+    max_reads_per_turn: int = Field(default=2, ge=0)
+    max_greps: int = Field(default=2, ge=0)
+    # Prune once the context passes this share of the threshold, down to `prune_to`.
+    prune_at: float = Field(default=0.85, gt=0.0, le=1.0)
+    prune_to: float = Field(default=0.6, gt=0.0, le=1.0)
+    # Chunks ranked above this are never pruned by the planner itself.
+    keep_top: int = Field(default=10, ge=0)
+    # Add the question's remaining words to a hop query (else the bridge name alone).
+    hop_context: bool = False
+    seed: int = 0
+
+
+def escape_pattern(text: str) -> str:
+    """The literal text as an RE2 pattern (only RE2's metacharacters are escaped)."""
+    return _REGEX_META.sub(r"\\\1", text)
+
+
+@lru_cache(maxsize=4096)
+def _plan(question: str) -> QuestionPlan:
+    return plan_question(question)
+
+
+class HeuristicPlanner:
+    """Deterministic no-model policy: decompose, search in parallel, hop, prune, stop.
+
+    `fork(seed)` gives a deterministic variant (sub-query order, bridge breadth, ranking
+    weights) for independent rollouts merged by reciprocal rank fusion.
+    """
+
+    def __init__(self, config: HeuristicPlannerConfig | None = None) -> None:
+        self.config = config or HeuristicPlannerConfig()
+        self.weights = _weights_for(self.config.seed)
+
+    def fork(self, seed: int) -> HeuristicPlanner:
+        bridges = self.config.bridges_per_anchor + (seed % 2 if seed else 0)
+        return HeuristicPlanner(
+            self.config.model_copy(update={"seed": seed, "bridges_per_anchor": bridges})
+        )
+
+    def __repr__(self) -> str:
+        return f"HeuristicPlanner(seed={self.config.seed})"
+
+    async def decide(self, view: PolicyView) -> Decision:
+        return self.step(view)
+
+    # The synchronous core, so that benchmarks and tests can call it without a loop.
+    def step(self, view: PolicyView) -> Decision:
+        plan = _plan(view.question)
+        issued, rounds, last_was_prune = _issued_calls(view)
+        ranked = score_chunks(plan, view.seen, self.weights)
+
+        prune = self._prune_call(view, ranked)
+        if prune is not None:
+            return Decision(tool_calls=[prune], content="Context near the threshold: pruning.")
+
+        if rounds == 0:
+            calls = self._first_round(plan)
+        elif view.turn >= view.max_turns:
+            return self._final(view, ranked, "max_turns reached")
+        elif not last_was_prune and not _added_last_round(view):
+            return self._final(view, ranked, "the last round surfaced nothing new")
+        else:
+            calls = self._next_round(plan, view, ranked)
+        calls = [c for c in calls if _key(c.name, c.arguments) not in issued]
+        calls = _unique(calls)[: self.config.max_calls_per_turn]
+        if not calls:
+            return self._final(view, ranked, "no new sub-query or hop left")
+        for i, call in enumerate(calls):
+            call.id = f"h{view.turn}_{i}"
+        return Decision(tool_calls=calls, content=f"round {rounds + 1}: {len(calls)} calls")
+
+    # ------------------------------------------------------------------ rounds
+
+    def _first_round(self, plan: QuestionPlan) -> list[ToolCall]:
+        entities = list(plan.entities[: self.config.max_entity_queries])
+        if self.config.seed and len(entities) > 1:
+            random.Random(self.config.seed).shuffle(entities)
+        calls = [ToolCall(name="search_corpus", arguments={"query": plan.question})]
+        calls += [ToolCall(name="search_corpus", arguments={"query": e}) for e in entities]
+        exact = list(plan.quoted) + [
+            m for m in _IDENTIFIER.findall(plan.question) if not m.isdigit()
+        ]
+        for text in exact[: self.config.max_greps]:
+            calls.append(
+                ToolCall(name="grep_corpus", arguments={"pattern": "(?i)" + escape_pattern(text)})
+            )
+        return calls
+
+    def _next_round(
+        self, plan: QuestionPlan, view: PolicyView, ranked: list[ChunkScore]
+    ) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        reads = 0
+        read_docs = {
+            f.argument
+            for sc in view.seen.values()
+            for f in sc.found_by
+            if f.tool == "read_document"
+        }
+        residual = _residual_words(plan)
+        anchors = [s for s in ranked if s.title_entity or s.linked_from or s.coverage >= 0.25]
+        for anchor in anchors[: self.config.max_anchors]:
+            sc = view.seen[anchor.chunk_id]
+            if (
+                reads < self.config.max_reads_per_turn
+                and sc.chunk.doc_id not in read_docs
+                and _looks_partial(sc, view.seen)
+            ):
+                calls.append(
+                    ToolCall(name="read_document", arguments={"doc_id": sc.chunk.doc_id})
+                )
+                read_docs.add(sc.chunk.doc_id)
+                reads += 1
+            for span, _ in bridge_spans(
+                plan, sc.chunk.title, sc.chunk.text, limit=self.config.bridges_per_anchor
+            ):
+                query = f"{span} {residual}".strip() if self.config.hop_context else span
+                calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
+        return calls
+
+    def _prune_call(self, view: PolicyView, ranked: list[ChunkScore]) -> ToolCall | None:
+        if view.tokens_used < self.config.prune_at * view.threshold:
+            return None
+        target = view.tokens_used - int(self.config.prune_to * view.threshold)
+        victims: list[str] = []
+        freed = 0
+        for s in reversed(ranked[self.config.keep_top :]):
+            if freed >= target:
+                break
+            victims.append(s.chunk_id)
+            freed += view.seen[s.chunk_id].tokens
+        if not victims:
+            return None
+        return ToolCall(name="prune_chunks", arguments={"chunk_ids": sorted(victims)})
+
+    def _final(self, view: PolicyView, ranked: list[ChunkScore], why: str) -> Decision:
+        final = [
+            FinalDocument(id=s.chunk_id, justification=_justify(s, i), score=round(s.score, 4))
+            for i, s in enumerate(ranked[: view.top_k])
+        ]
+        return Decision(final=final, content=f"Concluding: {why}.")
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _weights_for(seed: int) -> Weights:
+    if not seed:
+        return Weights()
+    rng = random.Random(seed)
+    base = Weights()
+    return replace(
+        base,
+        title=base.title * rng.uniform(0.8, 1.2),
+        coverage=base.coverage * rng.uniform(0.8, 1.2),
+        rank=base.rank * rng.uniform(0.7, 1.3),
+        link=base.link * rng.uniform(0.8, 1.2),
+    )
+
+
+def _key(name: str, arguments: dict[str, object]) -> tuple[str, str]:
+    value = arguments.get("query", arguments.get("pattern", arguments.get("doc_id", "")))
+    if name == "prune_chunks":
+        value = ",".join(map(str, arguments.get("chunk_ids", []) or []))
+    return name, str(value).strip().lower()
+
+
+def _issued_calls(view: PolicyView) -> tuple[set[tuple[str, str]], int, bool]:
+    """Calls already made (from the transcript and provenance), rounds, last was prune."""
+    issued: set[tuple[str, str]] = set()
+    rounds = 0
+    last_was_prune = False
+    for message in view.messages:
+        if message.role == "assistant" and message.tool_calls:
+            rounds += 1
+            names = {c.name for c in message.tool_calls}
+            last_was_prune = names == {"prune_chunks"}
+            for call in message.tool_calls:
+                issued.add(_key(call.name, call.arguments))
+    for sc in view.seen.values():
+        for f in sc.found_by:
+            field_name = {"search_corpus": "query", "grep_corpus": "pattern"}.get(f.tool, "doc_id")
+            issued.add(_key(f.tool, {field_name: f.argument}))
+    if rounds == 0 and view.seen:
+        rounds = len({f.turn for sc in view.seen.values() for f in sc.found_by})
+    return issued, rounds, last_was_prune
+
+
+def _added_last_round(view: PolicyView) -> bool:
+    if not view.seen:
+        return False
+    last = max(f.turn for sc in view.seen.values() for f in sc.found_by)
+    latest = [min(f.turn for f in sc.found_by) for sc in view.seen.values() if sc.found_by]
+    return last >= view.turn - 1 and any(t == last for t in latest)
+
+
+def _looks_partial(sc: SeenChunk, seen: dict[str, SeenChunk]) -> bool:
+    """A chunk that is clearly a piece of a longer document not yet seen whole."""
+    siblings = {
+        s.chunk.index for s in seen.values() if s.chunk.doc_id == sc.chunk.doc_id
+    }
+    if sc.chunk.index > 0 and not set(range(sc.chunk.index)) <= siblings:
+        return True
+    text = sc.chunk.text.rstrip()
+    return bool(text) and not text.endswith(_TERMINAL) and len(text) > 200
+
+
+def _residual_words(plan: QuestionPlan) -> str:
+    entity_words = {w.lower() for e in plan.entities for w in re.findall(r"\w+", e)}
+    words = [
+        w
+        for w in re.findall(r"[^\W_]+", plan.question)
+        if w.lower() not in STOPWORDS and w.lower() not in entity_words and len(w) > 2
+    ]
+    return " ".join(dict.fromkeys(words))
+
+
+def _unique(calls: list[ToolCall]) -> list[ToolCall]:
+    out: list[ToolCall] = []
+    keys: set[tuple[str, str]] = set()
+    for call in calls:
+        key = _key(call.name, call.arguments)
+        if key not in keys:
+            keys.add(key)
+            out.append(call)
+    return out
+
+
+def _justify(s: ChunkScore, position: int) -> str:
+    parts: list[str] = []
+    if s.title_entity:
+        parts.append(f"its title names the question's entity {s.title_entity!r}")
+    if s.linked_from:
+        parts.append(f"it is the bridge page linked from {s.linked_from}")
+    parts.append(f"it covers {s.coverage:.0%} of the question's content words")
+    found = f"Found by {s.found_by}." if s.found_by else "Surfaced earlier."
+    return f"{found} Ranked {position + 1} because " + " and ".join(parts) + "."
