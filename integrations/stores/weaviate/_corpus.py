@@ -8,6 +8,7 @@ this module as a sift error that names the server and the collection.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import time
@@ -66,6 +67,26 @@ _GREP_PAGE = 200
 # sift's fusion names -> Weaviate's: relative-score fusion, and Weaviate's rank fusion
 # (reciprocal-rank style) for "rrf".
 _FUSIONS = {"relative_score": HybridFusion.RELATIVE_SCORE, "rrf": HybridFusion.RANKED}
+
+
+class _MissingTenantError(StoreUnavailableError):
+    """The tenant has no shard yet: readers see an empty corpus, writers create it."""
+
+
+def _empty_for_new_tenant(empty: Callable[[], Any]) -> Callable[[Any], Any]:
+    """Reading a tenant nothing was written to yet answers like an empty corpus."""
+
+    def wrap(method: Any) -> Any:
+        @functools.wraps(method)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except _MissingTenantError:
+                return empty()
+
+        return inner
+
+    return wrap
 
 
 class WeaviateHealth(BaseModel):
@@ -435,6 +456,7 @@ class WeaviateCorpus:
             return f"; its partly written chunks could not be removed ({exc}): re-run the ingest"
         return "; the document is not stored (its partly written chunks were removed)"
 
+    @_empty_for_new_tenant(int)
     def delete(self, doc_ids: Iterable[str]) -> int:
         ids = sorted({str(d) for d in doc_ids})
         if not ids or not self._collection_exists():
@@ -459,6 +481,7 @@ class WeaviateCorpus:
 
     # ------------------------------------------------------------------ reads
 
+    @_empty_for_new_tenant(list)
     def search(
         self,
         query: str,
@@ -525,6 +548,7 @@ class WeaviateCorpus:
                 break
         return hits
 
+    @_empty_for_new_tenant(GrepResult)
     def grep(
         self,
         pattern: str,
@@ -621,6 +645,7 @@ class WeaviateCorpus:
             ):
                 yield _seq(obj), _schema.chunk_from_properties(obj.properties)
 
+    @_empty_for_new_tenant(list)
     def read(self, doc_id: str) -> list[Chunk]:
         collection = self._readable_collection()
         with self._errors("read"):
@@ -634,6 +659,7 @@ class WeaviateCorpus:
         chunks = [c for c in chunks if c.doc_id == doc_id]
         return sorted(chunks, key=lambda c: c.index)
 
+    @_empty_for_new_tenant(list)
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         wanted = [str(c) for c in chunk_ids]
         if not wanted:
@@ -658,7 +684,7 @@ class WeaviateCorpus:
         chunks = documents = 0
         if exists:
             collection = self._collection()
-            with self._errors("count the objects of"):
+            with contextlib.suppress(_MissingTenantError), self._errors("count the objects of"):
                 chunks = int(collection.aggregate.over_all(total_count=True).total_count or 0)
                 documents = int(
                     collection.aggregate.over_all(
@@ -724,7 +750,7 @@ class WeaviateCorpus:
                     f"cannot {action} {self._describe()}: gRPC is unreachable ({reason})"
                 ) from exc
             if "tenant" in lowered and ("not found" in lowered or "not exist" in lowered):
-                raise StoreUnavailableError(
+                raise _MissingTenantError(
                     f"cannot {action} {self._describe()}: the tenant does not exist "
                     f"({reason}); index documents into it first"
                 ) from exc
@@ -827,6 +853,7 @@ class WeaviateCorpus:
         self._embedder = get_embedder(option) if isinstance(option, str) else option
         return self._embedder
 
+    @_empty_for_new_tenant(dict)
     def _existing(self, collection: Any, doc_ids: list[str]) -> dict[str, tuple[str, int]]:
         """doc id -> (content hash, chunk count) of the stored version, from chunk 0."""
         out: dict[str, tuple[str, int]] = {}
@@ -856,15 +883,21 @@ class WeaviateCorpus:
 
 def _connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
-    client = weaviate.WeaviateClient(
-        connection_params=ConnectionParams.from_params(
+    try:
+        params = ConnectionParams.from_params(
             http_host=settings.host,
             http_port=settings.http_port,
             http_secure=settings.secure,
             grpc_host=settings.grpc_host or settings.host,
             grpc_port=settings.grpc_port,
             grpc_secure=settings.secure,
-        ),
+        )
+    except ValueError as exc:
+        raise ValueError(
+            f"invalid Weaviate connection settings ({settings.describe()}): {_reason(exc)}"
+        ) from None
+    client = weaviate.WeaviateClient(
+        connection_params=params,
         auth_client_secret=Auth.api_key(api_key) if api_key else None,
         additional_config=AdditionalConfig(
             timeout=Timeout(
