@@ -1,1 +1,60 @@
-"""sift.graphs."""
+"""sift.graphs: the Context-1 search harness as a LangGraph state machine.
+
+Public API
+----------
+- `HarnessConfig`: every limit (env `SIFT_<FIELD>`, or LangGraph `configurable`).
+- `build_graph(corpus, policy=None, *, config=None, reranker=None, token_counter=None)`:
+  the compiled graph. Input `{"question", "filters"?, "top_k"?, "max_turns"?}`; output
+  `{"evidence", "usage", "stopped_because", "error", "trace", "result"}` (`result` is the
+  whole `SearchResult`). It composes as a node of a parent graph.
+- `asearch(question, corpus, *, policy=None, config=None, filters=None, top_k=None,
+  rollouts=1, on_event=None)` and its synchronous twin `search(...)`: a `SearchResult`.
+- `single_shot(question, corpus, *, top_k=30, mode="hybrid", filters=None)`: the
+  one-search baseline, a `SearchResult` with mode "single_shot".
+- `merge_rollouts(question, results, *, rrf_k=60, top_k=30)`: reciprocal rank fusion.
+- `ScriptedPolicy` (tests), `HeuristicPlanner` (the default policy, loaded on use).
+
+Progress events
+---------------
+Emitted with LangGraph's custom stream writer (`stream_mode="custom"`; they reach a parent
+graph streamed with `subgraphs=True`) and passed to `on_event`. Every event is a dict
+whose "event" key is one of:
+
+- "sift.turn_started": turn (1-based), tokens (context tokens before the policy decides)
+- "sift.tool_call": turn, index (position in the turn), tool, arguments, batch_id,
+  error (the error observation when the call was refused, else None)
+- "sift.chunks_added": turn, tool, argument, chunk_ids (newly surfaced, in rank order)
+- "sift.chunks_pruned": turn, chunk_ids, by ("policy" or "harness")
+- "sift.token_usage": turn, used, threshold, rejection, budget,
+  tier ("ok" | "over_threshold" | "rejecting")
+- "sift.finished": stopped_because, turns, evidence (number of items), error
+With several rollouts, `on_event` also gets "rollout" (its index) on every event.
+"""
+
+from __future__ import annotations
+
+from sift.graphs._api import asearch, search, single_shot
+from sift.graphs._build import build_graph
+from sift.graphs.config import HarnessConfig
+from sift.graphs.policies import ScriptedPolicy
+from sift.graphs.rollouts import merge_rollouts
+
+__all__ = [
+    "EVENT_NAMES",
+    "HarnessConfig",
+    "ScriptedPolicy",
+    "asearch",
+    "build_graph",
+    "merge_rollouts",
+    "search",
+    "single_shot",
+]
+
+EVENT_NAMES = (
+    "sift.turn_started",
+    "sift.tool_call",
+    "sift.chunks_added",
+    "sift.chunks_pruned",
+    "sift.token_usage",
+    "sift.finished",
+)

@@ -1,0 +1,173 @@
+"""The Python entry points: one question in, one SearchResult out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sift.errors import InvalidQueryError
+from sift.filters import Filter
+from sift.graphs._build import build_graph, default_policy
+from sift.graphs.config import HarnessConfig
+from sift.graphs.rollouts import fork_policy, run_rollouts
+from sift.tokens import estimate_tokens
+from sift.types import (
+    Evidence,
+    FoundBy,
+    SearchMode,
+    SearchResult,
+    ToolCallTrace,
+    TurnTrace,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from sift.protocols import Corpus, Policy
+
+__all__ = ["asearch", "search", "single_shot"]
+
+T = TypeVar("T")
+OnEvent = Callable[[dict[str, Any]], None]
+
+
+async def _episode(
+    question: str,
+    corpus: Corpus,
+    policy: Policy,
+    settings: HarnessConfig,
+    filters: Any,
+    top_k: int | None,
+    on_event: OnEvent | None,
+) -> SearchResult:
+    graph = build_graph(corpus, policy, config=settings)
+    state: dict[str, Any] = {"question": question, "filters": Filter.of(filters),
+                             "top_k": top_k}
+    if on_event is None:
+        output = await graph.ainvoke(state)
+        return output["result"]
+    last: dict[str, Any] = {}
+    async for mode, chunk in graph.astream(state, stream_mode=["custom", "values"]):
+        if mode == "custom":
+            on_event(chunk)
+        else:
+            last = chunk
+    return last["result"]
+
+
+async def asearch(
+    question: str,
+    corpus: Corpus,
+    *,
+    policy: Policy | None = None,
+    config: HarnessConfig | None = None,
+    filters: Any = None,
+    top_k: int | None = None,
+    rollouts: int = 1,
+    on_event: OnEvent | None = None,
+) -> SearchResult:
+    """Runs the agentic search for `question` over `corpus`.
+
+    `policy` defaults to the heuristic planner; `config` to `HarnessConfig()` (environment
+    included). With `rollouts` > 1 the policy runs that many independent episodes
+    (`policy.fork(seed)` when it offers it), merged by reciprocal rank fusion.
+    `on_event` receives the progress events (see `sift.graphs`), with a `rollout` index
+    added when there are several rollouts.
+    """
+    settings = config if config is not None else HarnessConfig()
+    if not isinstance(rollouts, int) or rollouts < 1:
+        raise ValueError(f"rollouts must be a positive integer; got {rollouts!r}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
+    chosen = policy if policy is not None else default_policy()
+    if rollouts == 1:
+        return await _episode(question, corpus, chosen, settings, filters, top_k, on_event)
+
+    async def run_one(index: int) -> SearchResult:
+        listener = None
+        if on_event is not None:
+            def listener(event: dict[str, Any]) -> None:
+                on_event({**event, "rollout": index})
+        return await _episode(question, corpus, fork_policy(chosen, index), settings,
+                              filters, top_k, listener)
+
+    return await run_rollouts(run_one, question, rollouts,
+                              concurrency=settings.rollout_concurrency,
+                              rrf_k=settings.rrf_k, top_k=top_k or settings.top_k)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Runs a coroutine to completion from sync code, also when a loop is already running
+    in this thread (Jupyter, a sync LangChain call inside async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def search(
+    question: str,
+    corpus: Corpus,
+    *,
+    policy: Policy | None = None,
+    config: HarnessConfig | None = None,
+    filters: Any = None,
+    top_k: int | None = None,
+    rollouts: int = 1,
+    on_event: OnEvent | None = None,
+) -> SearchResult:
+    """Synchronous `asearch`."""
+    return run_sync(asearch(question, corpus, policy=policy, config=config, filters=filters,
+                            top_k=top_k, rollouts=rollouts, on_event=on_event))
+
+
+def single_shot(
+    question: str,
+    corpus: Corpus,
+    *,
+    top_k: int = 30,
+    mode: SearchMode = "hybrid",
+    filters: Any = None,
+) -> SearchResult:
+    """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidQueryError("the question must be a non-empty string")
+    if top_k < 1:
+        raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
+    started = time.perf_counter()
+    hits = corpus.search(question, k=top_k, mode=mode, filters=Filter.of(filters))
+    found = FoundBy(tool="search_corpus", argument=question, turn=0)
+    evidence = [
+        Evidence(
+            doc_id=h.chunk.doc_id,
+            chunk_id=h.chunk.chunk_id,
+            title=h.chunk.title,
+            text=h.chunk.text,
+            score=h.score,
+            justification=f"Rank {rank} of a single {mode} search for the question.",
+            found_by=[found],
+            metadata=dict(h.chunk.metadata),
+        )
+        for rank, h in enumerate(hits[:top_k], start=1)
+    ]
+    tokens = sum(estimate_tokens(e.text) for e in evidence)
+    trace = TurnTrace(
+        turn=0,
+        calls=[ToolCallTrace(tool="search_corpus", arguments={"query": question},
+                             added=[e.chunk_id for e in evidence], tokens=tokens)],
+        tokens_after=tokens,
+        wall_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+    return SearchResult(
+        question=question,
+        mode="single_shot",
+        evidence=evidence,
+        trace=[trace],
+        usage=Usage(turns=0, tool_calls=1, calls_per_turn=1.0, peak_context_tokens=tokens,
+                    final_evidence_tokens=tokens),
+        stopped_because="final",
+    )

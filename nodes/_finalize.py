@@ -1,0 +1,117 @@
+"""The episode's SearchResult: the evidence ranked from the policy's final list, or by the
+fallback ranking when the episode ended without one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sift.nodes._context import Episode
+from sift.types import Evidence, FinalDocument, SearchResult, SeenChunk, Usage
+
+if TYPE_CHECKING:
+    from sift.protocols import Reranker
+
+__all__ = ["FALLBACK_RRF_K", "fallback_ranking", "finalize"]
+
+# Rank fusion constant of the fallback ranking (the usual RRF k).
+FALLBACK_RRF_K = 60
+
+
+def _describe(seen: SeenChunk) -> str:
+    first = seen.found_by[0]
+    return (
+        f"Surfaced by {first.tool}('{first.argument}') in turn {first.turn} "
+        f"(rank {seen.first_rank + 1}); not in a final list from the policy."
+    )
+
+
+def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
+    """Surfaced chunks ranked without a policy's list.
+
+    Two orders are fused by reciprocal rank: the order in which the episode surfaced the
+    chunks (turn, then call, then the tool's own rank) and the reranker's relevance to the
+    question. Pruned chunks are left out unless every chunk was pruned.
+    """
+    candidates = episode.live_chunk_ids() or list(episode.seen)
+    if not candidates:
+        return []
+    scores = reranker.rerank(episode.question, [episode.seen[c].chunk for c in candidates])
+    by_relevance = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    fused = [1.0 / (FALLBACK_RRF_K + 1 + i) for i in range(len(candidates))]
+    for rank, i in enumerate(by_relevance):
+        fused[i] += 1.0 / (FALLBACK_RRF_K + 1 + rank)
+    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
+    return [candidates[i] for i in order]
+
+
+def _expand_final(episode: Episode, final: list[FinalDocument]) -> list[tuple[str, FinalDocument]]:
+    by_doc: dict[str, list[str]] = {}
+    for chunk_id, seen in episode.seen.items():
+        by_doc.setdefault(seen.chunk.doc_id, []).append(chunk_id)
+    picked: list[tuple[str, FinalDocument]] = []
+    unknown: list[str] = []
+    for item in final:
+        wanted = item.id.strip()
+        if wanted in episode.seen:
+            picked.append((wanted, item))
+        elif wanted in by_doc:
+            # A document id stands for its surfaced chunks, unpruned first, in doc order.
+            ids = sorted(by_doc[wanted], key=lambda c: episode.seen[c].chunk.index)
+            ids.sort(key=lambda c: episode.seen[c].pruned)
+            picked += [(c, item) for c in ids]
+        else:
+            unknown.append(wanted)
+    if unknown:
+        episode.flags.append(f"final_ids_not_surfaced:{','.join(unknown[:20])}")
+    return picked
+
+
+def finalize(episode: Episode, reranker: Reranker) -> SearchResult:
+    ranked: list[tuple[str, str, float | None]] = []
+    if episode.final is not None and episode.stopped == "final":
+        for chunk_id, item in _expand_final(episode, episode.final):
+            ranked.append((chunk_id, item.justification, item.score))
+    if not ranked:
+        ranked = [(c, _describe(episode.seen[c]), None)
+                  for c in fallback_ranking(episode, reranker)]
+    evidence: list[Evidence] = []
+    used: set[str] = set()
+    for chunk_id, justification, score in ranked:
+        if chunk_id in used:
+            continue
+        used.add(chunk_id)
+        seen = episode.seen[chunk_id]
+        chunk = seen.chunk
+        evidence.append(Evidence(
+            doc_id=chunk.doc_id,
+            chunk_id=chunk.chunk_id,
+            title=chunk.title,
+            text=chunk.text,
+            score=score if score is not None else 1.0 / (1 + len(evidence)),
+            justification=justification,
+            found_by=list(seen.found_by),
+            metadata=dict(chunk.metadata),
+        ))
+        if len(evidence) >= episode.top_k:
+            break
+    turns = len(episode.trace)
+    usage = Usage(
+        turns=turns,
+        tool_calls=episode.tool_calls,
+        calls_per_turn=(round(episode.tool_calls / episode.tool_turns, 3)
+                        if episode.tool_turns else 0.0),
+        peak_context_tokens=episode.peak_tokens,
+        final_evidence_tokens=sum(episode.seen[e.chunk_id].tokens for e in evidence),
+        prompt_tokens=episode.prompt_tokens,
+        completion_tokens=episode.completion_tokens,
+    )
+    return SearchResult(
+        question=episode.question,
+        mode="agentic",
+        evidence=evidence,
+        trace=list(episode.trace),
+        usage=usage,
+        stopped_because=episode.stopped or "final",
+        error=episode.error,
+        flags=list(episode.flags),
+    )

@@ -1,0 +1,101 @@
+"""Every text the harness writes into the model's context, in one place.
+
+The formats follow the public Context-1 conventions (DESIGN "Tools"), so that models
+trained on them see what they were trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "NO_RESULTS",
+    "PRUNED",
+    "TOOL_NAMES",
+    "block",
+    "budget_too_tight",
+    "call_header",
+    "harness_pruned",
+    "invalid_call",
+    "over_budget_message",
+    "policy_error_message",
+    "read_note",
+    "rejected",
+    "unknown_prune_ids",
+    "unknown_tool",
+    "usage_marker",
+]
+
+TOOL_NAMES = ("search_corpus", "grep_corpus", "read_document", "prune_chunks")
+NO_RESULTS = "No results found"
+PRUNED = "Pruned"
+
+
+def block(chunk_id: str, tokens: int, text: str) -> str:
+    return f"# DOCUMENT ID: {chunk_id} ({tokens} tokens)\n{text}"
+
+
+def usage_marker(used: int, threshold: int) -> str:
+    return f"[Token usage: {used}/{threshold}]"
+
+
+def over_budget_message(used: int, threshold: int) -> str:
+    return (
+        f"{usage_marker(used, threshold)} OVER BUDGET. The context is over its token "
+        "threshold: search_corpus, grep_corpus and read_document are unavailable until "
+        "chunks are pruned. Either prune chunks with prune_chunks (weigh each chunk's "
+        "tokens against its relevance to the question) and continue searching, or, if the "
+        "documents gathered cover every part of the question, conclude with your final list."
+    )
+
+
+def harness_pruned(count: int) -> str:
+    return f"[The harness pruned {count} chunks to keep the context within its token budget]"
+
+
+def rejected(tool: str, used: int, rejection: int) -> str:
+    return (
+        f"Error: {tool} rejected: the context holds {used} tokens, past the limit of "
+        f"{rejection}. Only prune_chunks is available: prune chunks, or conclude with your "
+        "final list."
+    )
+
+
+def budget_too_tight(tool: str, left: int) -> str:
+    return (
+        f"Error: {tool} rejected: only {left} tokens of budget are left for its results. "
+        "Prune chunks with prune_chunks, or conclude with your final list."
+    )
+
+
+def unknown_tool(name: str) -> str:
+    return f"Error: unknown tool '{name}'. Available tools: {', '.join(TOOL_NAMES)}."
+
+
+def invalid_call(tool: str, problem: str, arguments: dict[str, Any]) -> str:
+    shown = json.dumps(arguments, ensure_ascii=False, default=str)
+    return f"Error: invalid call to {tool}: {problem}; got arguments {shown}."
+
+
+def unknown_prune_ids(ids: list[str]) -> str:
+    return f"Unknown chunk ids (not in the context): {', '.join(ids)}"
+
+
+def read_note(doc_id: str, shown: int, total: int, query: str) -> str:
+    return (
+        f"[Showing {shown} of {total} chunks of {doc_id}: those most relevant to "
+        f"'{query}', in document order]"
+    )
+
+
+def call_header(position: int, tool: str, arguments: dict[str, Any]) -> str:
+    shown = json.dumps(arguments, ensure_ascii=False, default=str)
+    return f"[{position}] {tool}({shown})"
+
+
+def policy_error_message(error: str) -> str:
+    return (
+        f"Error: your last reply could not be used: {error}. Call one of the tools "
+        f"({', '.join(TOOL_NAMES)}) or conclude with your final list."
+    )

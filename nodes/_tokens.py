@@ -1,0 +1,14 @@
+"""The default TokenCounter: sift's conservative estimate (never undercounts)."""
+
+from __future__ import annotations
+
+from sift.tokens import estimate_tokens
+
+__all__ = ["EstimateTokenCounter"]
+
+
+class EstimateTokenCounter:
+    """Counts with `sift.tokens.estimate_tokens`; exact model counts correct it later."""
+
+    def count(self, text: str) -> int:
+        return estimate_tokens(text)
