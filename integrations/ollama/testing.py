@@ -53,6 +53,8 @@ class Reply:
     done_reason: str = "stop"
     # Pieces per field when streaming, as Ollama sends a few tokens per line.
     stream_pieces: int = 3
+    # Seconds between stream lines, to pace a stream like a model generating tokens.
+    line_seconds: float = 0.0
 
 
 @dataclass
@@ -261,14 +263,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self._pending: list[bytes] = []
 
-    def _stream_line(self, payload: Any) -> None:
+    def _stream_line(self, payload: Any, pace: float = 0.0) -> None:
+        # One HTTP chunk per line, as Ollama sends them. Unpaced lines are written out
+        # together at the end, so the server's own time stays apart from the client's.
         data = json.dumps(payload).encode() + b"\n"
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        self._pending.append(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        if pace:
+            self.wfile.write(b"".join(self._pending))
+            self.wfile.flush()
+            self._pending.clear()
+            time.sleep(pace)
 
     def _end_stream(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.write(b"".join(self._pending) + b"0\r\n\r\n")
         self.wfile.flush()
 
     def _record(self, body: Any, started: float) -> FakeRequest:
@@ -413,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
             for piece in _pieces(getattr(item, key), item.stream_pieces):
                 message = {"role": "assistant", "content": ""}
                 message[key] = piece
-                self._stream_line({**base, "message": message, "done": False})
+                self._stream_line({**base, "message": message, "done": False}, item.line_seconds)
                 lines += 1
                 if mid_stream_error is not None and lines >= 2:
                     break
