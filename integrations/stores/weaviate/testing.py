@@ -449,6 +449,19 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
     def __init__(self, fake: FakeWeaviate) -> None:
         self.fake = fake
 
+    def _matching(
+        self, method: str, request: Any, context: grpc.ServicerContext
+    ) -> tuple[dict[str, _Object], list[_Object]]:
+        """The shard a request addresses and its objects that pass the request's filter."""
+        fake = self.fake
+        fake._enter(method, request, context)  # outside the lock: it may be held
+        with fake._lock:
+            shard = fake._shard(request.collection, request.tenant, context)
+            coll = fake.collections[request.collection]
+            if not request.HasField("filters"):
+                return shard, list(shard.values())
+            return shard, [o for o in shard.values() if _eval(request.filters, o, coll)]
+
     # -- writes
 
     def BatchObjects(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -481,12 +494,9 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
         return batch_pb2.BatchObjectsReply(took=0.001, errors=errors)
 
     def BatchDelete(self, request: Any, context: grpc.ServicerContext) -> Any:
-        fake = self.fake
-        fake._enter("BatchDelete", request, context)
-        with fake._lock:
-            shard = fake._shard(request.collection, request.tenant, context)
-            coll = fake.collections[request.collection]
-            doomed = [u for u, o in shard.items() if _eval(request.filters, o, coll)]
+        shard, matching = self._matching("BatchDelete", request, context)
+        doomed = [o.uuid for o in matching]
+        with self.fake._lock:
             if not request.dry_run:
                 for u in doomed:
                     del shard[u]
@@ -506,16 +516,7 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
     # -- reads
 
     def Aggregate(self, request: Any, context: grpc.ServicerContext) -> Any:
-        fake = self.fake
-        fake._enter("Aggregate", request, context)
-        with fake._lock:
-            shard = fake._shard(request.collection, request.tenant, context)
-            coll = fake.collections[request.collection]
-            count = sum(
-                1
-                for o in shard.values()
-                if not request.HasField("filters") or _eval(request.filters, o, coll)
-            )
+        count = len(self._matching("Aggregate", request, context)[1])
         return aggregate_pb2.AggregateReply(
             took=0.001, single_result=aggregate_pb2.AggregateReply.Single(objects_count=count)
         )
@@ -534,17 +535,9 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
         )
 
     def Search(self, request: Any, context: grpc.ServicerContext) -> Any:
-        fake = self.fake
-        fake._enter("Search", request, context)
-        with fake._lock:
-            shard = fake._shard(request.collection, request.tenant, context)
-            coll = fake.collections[request.collection]
-            pool = [
-                o
-                for o in shard.values()
-                if not request.HasField("filters") or _eval(request.filters, o, coll)
-            ]
-            scored = _rank(request, pool, coll)
+        _, pool = self._matching("Search", request, context)
+        with self.fake._lock:
+            scored = _rank(request, pool, self.fake.collections[request.collection])
         offset = request.offset or 0
         limit = request.limit or 10
         window = scored[offset : offset + limit]
