@@ -134,8 +134,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         svc.metrics.in_flight.set(svc.limiter.active)
         return Response(svc.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
 
-    # Outermost first: size limits apply before anything reads the body.
-    app.add_middleware(_Observe, metrics=svc.metrics)
+    # The last added is the outermost: metrics see every answer, 413s included, and the
+    # size limit applies before anything reads the body.
     app.add_middleware(BodyLimit, default_limit=settings.max_body_bytes,
                        ingest_limit=settings.max_ingest_bytes)
+    app.add_middleware(_Observe, metrics=svc.metrics)
     return app

@@ -8,12 +8,15 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sift.integrations.http._auth import Authenticator
-from sift.integrations.http._collections import Collections
+from sift.integrations.http._collections import Collection, Collections
+from sift.integrations.http._engine import SearchPlan, run_search
+from sift.integrations.http._errors import INVALID_REQUEST, ApiError
 from sift.integrations.http._limits import ConcurrencyLimiter
 from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._settings import ApiKey, ServerSettings
+from sift.types import SearchResult
 
-__all__ = ["Service", "authorized_key", "service"]
+__all__ = ["Service", "at_most", "authorized_key", "checked_text", "service"]
 
 # Declared for the OpenAPI document only; the header is checked by `authorized_key`, which
 # needs the raw value to tell Dify's 1001 (malformed) from 1002 (wrong key).
@@ -28,6 +31,17 @@ class Service:
         self.limiter = ConcurrencyLimiter(settings.max_concurrency, settings.retry_after_s)
         self.metrics = Metrics()
 
+    async def search(self, collection: Collection, plan: SearchPlan) -> SearchResult:
+        """One search holding a concurrency slot, counted in the metrics."""
+        slot = self.limiter.acquire()
+        try:
+            corpus = await self.collections.corpus(collection)
+            result = await run_search(plan, corpus)
+        finally:
+            slot.release()
+        self.metrics.record_search(collection.name, result)
+        return result
+
 
 def service(request: Request) -> Service:
     return request.app.state.sift
@@ -38,3 +52,20 @@ def authorized_key(
     _: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> ApiKey | None:
     return service(request).auth.identify(request.headers.get("authorization"))
+
+
+def checked_text(text: str, field: str, limit: int) -> str:
+    """The stripped query; 422 naming the field when it is empty or over the limit."""
+    stripped = text.strip()
+    if not stripped:
+        raise ApiError(422, INVALID_REQUEST, f"{field} is empty")
+    if len(stripped) > limit:
+        raise ApiError(422, INVALID_REQUEST,
+                       f"{field} is {len(stripped)} characters long; the limit is {limit}")
+    return stripped
+
+
+def at_most(value: int, field: str, limit: int) -> int:
+    if value > limit:
+        raise ApiError(422, INVALID_REQUEST, f"{field} is {value}; the limit is {limit}")
+    return value

@@ -19,9 +19,9 @@ from sift.integrations.http._conditions import (
     MetadataCondition,
     plan_filter,
 )
-from sift.integrations.http._deps import Service, authorized_key, service
-from sift.integrations.http._engine import SearchPlan, run_search
-from sift.integrations.http._errors import INVALID_REQUEST, ApiError, ErrorBody
+from sift.integrations.http._deps import Service, at_most, authorized_key, checked_text, service
+from sift.integrations.http._engine import SearchPlan
+from sift.integrations.http._errors import ERROR_RESPONSES, INVALID_REQUEST, ApiError
 from sift.integrations.http._settings import ApiKey
 from sift.types import Evidence
 
@@ -96,20 +96,10 @@ def _metadata(evidence: Evidence) -> dict[str, Any]:
     return metadata
 
 
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorBody, "description": "1001: missing or malformed Authorization "
-          "header; 1002: wrong key, or the key may not use this knowledge base."},
-    404: {"model": ErrorBody, "description": "2001: the knowledge base does not exist."},
-    413: {"model": ErrorBody, "description": "Request body too large."},
-    422: {"model": ErrorBody, "description": "Invalid request."},
-    429: {"model": ErrorBody, "description": "Too many concurrent requests (Retry-After)."},
-}
-
-
 @router.post(
     "/retrieval",
     response_model=RetrievalResponse,
-    responses=_RESPONSES,
+    responses=ERROR_RESPONSES,
     summary="Dify External Knowledge API retrieval",
 )
 async def retrieval(
@@ -123,16 +113,8 @@ async def retrieval(
     settings = svc.settings
     svc.auth.check_collection(key, body.knowledge_id)
     collection = svc.collections.get(body.knowledge_id)
-    query = body.query.strip()
-    if not query:
-        raise ApiError(422, INVALID_REQUEST, "query is empty")
-    if len(query) > settings.max_query_chars:
-        raise ApiError(422, INVALID_REQUEST, f"query is {len(query)} characters long; the "
-                       f"limit is {settings.max_query_chars}")
-    top_k = body.retrieval_setting.top_k
-    if top_k > settings.max_top_k:
-        raise ApiError(422, INVALID_REQUEST,
-                       f"retrieval_setting.top_k is {top_k}; the limit is {settings.max_top_k}")
+    query = checked_text(body.query, "query", settings.max_query_chars)
+    top_k = at_most(body.retrieval_setting.top_k, "retrieval_setting.top_k", settings.max_top_k)
     try:
         plan = plan_filter(body.metadata_condition)
     except ConditionValueError as exc:
@@ -143,13 +125,7 @@ async def retrieval(
         question=query, mode=collection.mode, top_k=fetch, filters=plan.pushdown,
         deadline_s=collection.retrieval_deadline_s, grace_s=settings.deadline_grace_s,
     )
-    slot = svc.limiter.acquire()
-    try:
-        corpus = await svc.collections.corpus(collection)
-        result = await run_search(search, corpus)
-    finally:
-        slot.release()
-    svc.metrics.record_search(collection.name, result)
+    result = await svc.search(collection, search)
     evidence = [e for e in result.evidence if plan.post is None or plan.post(_record_view(e))]
     scores = unit_scores([e.score for e in evidence])
     threshold = body.retrieval_setting.score_threshold

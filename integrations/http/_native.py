@@ -16,14 +16,14 @@ from starlette.background import BackgroundTask
 
 from sift.errors import DocumentError
 from sift.filters import Filter
-from sift.integrations.http._deps import Service, authorized_key, service
+from sift.integrations.http._deps import Service, at_most, authorized_key, checked_text, service
 from sift.integrations.http._engine import PolicyName, SearchPlan, run_search
 from sift.integrations.http._errors import (
     DOCUMENT_NOT_FOUND,
+    ERROR_RESPONSES,
     INTERNAL,
     INVALID_REQUEST,
     ApiError,
-    ErrorBody,
 )
 from sift.integrations.http._limits import Slot
 from sift.integrations.http._settings import ApiKey, SearchModeName
@@ -33,14 +33,6 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1", tags=["native"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorBody, "description": "1001 malformed/missing key, 1002 wrong key "
-          "or collection not allowed for this key."},
-    404: {"model": ErrorBody, "description": "2001 unknown collection, 4004 unknown document."},
-    413: {"model": ErrorBody, "description": "Request body too large."},
-    422: {"model": ErrorBody, "description": "Invalid request."},
-    429: {"model": ErrorBody, "description": "Too many concurrent requests (Retry-After)."},
-}
 
 KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
 ServiceDep = Annotated[Service, Depends(service)]
@@ -160,9 +152,12 @@ async def _stream(task: asyncio.Task[SearchResult], queue: asyncio.Queue[dict[st
 @router.post(
     "/search",
     response_model=SearchResult,
-    responses={**_ERRORS, 200: {"content": {"text/event-stream": {}},
-                                "description": "The SearchResult, or with Accept: "
-                                "text/event-stream, progress events then `sift.result`."}},
+    responses={
+        **ERROR_RESPONSES,
+        200: {"content": {"text/event-stream": {}},
+              "description": "The SearchResult, or with Accept: text/event-stream, "
+              "progress events then `sift.result`."},
+    },
     summary="Agentic (or single-shot) search of one collection",
 )
 async def search(body: SearchRequest, request: Request, key: KeyDep,
@@ -170,19 +165,10 @@ async def search(body: SearchRequest, request: Request, key: KeyDep,
     settings = svc.settings
     svc.auth.check_collection(key, body.collection)
     collection = svc.collections.get(body.collection)
-    question = body.question.strip()
-    if not question:
-        raise ApiError(422, INVALID_REQUEST, "question is empty")
-    if len(question) > settings.max_query_chars:
-        raise ApiError(422, INVALID_REQUEST, f"question is {len(question)} characters long; "
-                       f"the limit is {settings.max_query_chars}")
-    top_k = body.top_k or collection.top_k or min(30, settings.max_top_k)
-    if top_k > settings.max_top_k:
-        raise ApiError(422, INVALID_REQUEST, f"top_k is {top_k}; the limit is "
-                       f"{settings.max_top_k}")
-    if body.rollouts > settings.max_rollouts:
-        raise ApiError(422, INVALID_REQUEST, f"rollouts is {body.rollouts}; the limit is "
-                       f"{settings.max_rollouts}")
+    question = checked_text(body.question, "question", settings.max_query_chars)
+    top_k = at_most(body.top_k or collection.top_k or min(30, settings.max_top_k), "top_k",
+                    settings.max_top_k)
+    at_most(body.rollouts, "rollouts", settings.max_rollouts)
     deadline = min(body.deadline_s or collection.search_deadline_s, settings.search_deadline_s)
     plan = SearchPlan(
         question=question, mode=body.mode or collection.mode, top_k=top_k,
@@ -190,15 +176,9 @@ async def search(body: SearchRequest, request: Request, key: KeyDep,
         policy=body.policy, rollouts=body.rollouts,
         config=_harness_overrides(body),
     )
-    slot = svc.limiter.acquire()
     if "text/event-stream" not in request.headers.get("accept", ""):
-        try:
-            corpus = await svc.collections.corpus(collection)
-            result = await run_search(plan, corpus)
-        finally:
-            slot.release()
-        svc.metrics.record_search(collection.name, result)
-        return result
+        return await svc.search(collection, plan)
+    slot = svc.limiter.acquire()
     try:
         corpus = await svc.collections.corpus(collection)
     except BaseException:
@@ -228,14 +208,14 @@ async def search(body: SearchRequest, request: Request, key: KeyDep,
     )
 
 
-@router.get("/collections", response_model=CollectionList, responses=_ERRORS,
+@router.get("/collections", response_model=CollectionList, responses=ERROR_RESPONSES,
             summary="Collections this key may use")
 async def list_collections(key: KeyDep, svc: ServiceDep) -> CollectionList:
     names = svc.collections.names()
     return CollectionList(collections=[n for n in names if key is None or key.allows(n)])
 
 
-@router.get("/collections/{name}", response_model=CollectionInfo, responses=_ERRORS,
+@router.get("/collections/{name}", response_model=CollectionInfo, responses=ERROR_RESPONSES,
             summary="A collection's settings and store statistics")
 async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) -> CollectionInfo:
     svc.auth.check_collection(key, name)
@@ -251,7 +231,7 @@ async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) ->
 
 
 @router.post("/collections/{name}/documents", response_model=UpsertReport,
-             responses={**_ERRORS, 207: {"model": UpsertReport,
+             responses={**ERROR_RESPONSES, 207: {"model": UpsertReport,
                                          "description": "Some documents failed; each one "
                                          "listed in `failed` is not stored at all."}},
              summary="Batch upsert (idempotent; each document stored whole or not at all)")
@@ -285,7 +265,7 @@ async def upsert_documents(name: CollectionName, body: DocumentsRequest, key: Ke
 
 
 @router.delete("/collections/{name}/documents/{doc_id:path}", response_model=Deleted,
-               responses=_ERRORS, summary="Delete one document and its chunks")
+               responses=ERROR_RESPONSES, summary="Delete one document and its chunks")
 async def delete_document(name: CollectionName, doc_id: str, key: KeyDep,
                           svc: ServiceDep) -> Deleted:
     svc.auth.check_collection(key, name)

@@ -231,7 +231,9 @@ def test_metrics_are_prometheus_text(served):
     with served.client() as client:
         client.get("/v1/collections/docs")
         client.get("/v1/collections/absent")
+        client.post("/retrieval", content=b"x" * (65 * 1024))
         text = client.get("/metrics").text
+    assert 'sift_http_errors_total{error_code="4130",route="unmatched"}' in text
     assert 'sift_http_requests_total{method="GET",route="/v1/collections/{name}",status="200"}' \
         in text
     assert 'sift_http_errors_total{error_code="2001",route="/v1/collections/{name}"}' in text

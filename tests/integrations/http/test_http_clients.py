@@ -1,0 +1,174 @@
+"""The n8n workflows, replayed node by node against a real server, and a bounded
+schemathesis run over the served OpenAPI document."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from sift.integrations.http import ServerSettings, create_app
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "n8n"
+
+# The node types and versions the workflows are written for (n8n 1.x).
+NODE_VERSIONS = {
+    "n8n-nodes-base.manualTrigger": 1,
+    "n8n-nodes-base.executeWorkflowTrigger": 1.1,
+    "n8n-nodes-base.set": 3.4,
+    "n8n-nodes-base.httpRequest": 4.2,
+    "n8n-nodes-base.splitOut": 1,
+}
+_EXPRESSION = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+_JSON_PATH = re.compile(r"^\$json((?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
+
+
+def _lookup(expression: str, item: dict[str, Any]) -> Any:
+    """The subset of n8n expressions the workflows use: `$json.a.b`, JSON.stringify(...)."""
+    inner = re.fullmatch(r"JSON\.stringify\((.*)\)", expression)
+    if inner:
+        return json.dumps(_lookup(inner.group(1), item))
+    path = _JSON_PATH.match(expression)
+    assert path, f"the test does not evaluate the expression {expression!r}"
+    value: Any = item
+    for part in path.group(1).strip(".").split("."):
+        value = value[part]
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _evaluate(value: Any, item: dict[str, Any]) -> Any:
+    """n8n parameter semantics: a string starting with '=' is an expression template; a
+    template that is one {{ }} keeps the value's type."""
+    if not isinstance(value, str) or not value.startswith("="):
+        return value
+    template = value[1:]
+    whole = _EXPRESSION.fullmatch(template.strip())
+    if whole:
+        return _lookup(whole.group(1), item)
+    return _EXPRESSION.sub(lambda m: _text(_lookup(m.group(1), item)), template)
+
+
+def _chain(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    nodes = {n["name"]: n for n in workflow["nodes"]}
+    assert len(nodes) == len(workflow["nodes"]), "node names are unique"
+    targets = {c["node"] for out in workflow["connections"].values()
+               for branch in out["main"] for c in branch}
+    (start,) = [name for name in nodes if name not in targets]
+    chain = [nodes[start]]
+    while chain[-1]["name"] in workflow["connections"]:
+        (branch,) = workflow["connections"][chain[-1]["name"]]["main"]
+        (link,) = branch
+        assert link["type"] == "main" and link["index"] == 0
+        chain.append(nodes[link["node"]])
+    assert len(chain) == len(nodes), "every node is on the chain"
+    return chain
+
+
+def _run(workflow: dict[str, Any], served, first_item: dict[str, Any]) -> list[dict[str, Any]]:
+    """Executes the chain as n8n would, with the HTTP Request node's exact request."""
+    items = [first_item]
+    credential = {"name": "Authorization", "value": f"Bearer {served.key_all}"}  # README
+    for node in _chain(workflow):
+        kind, params = node["type"], node["parameters"]
+        assert node["typeVersion"] == NODE_VERSIONS[kind], node["name"]
+        if kind.endswith("Trigger"):
+            continue
+        if kind == "n8n-nodes-base.set":
+            out = []
+            for item in items:
+                values = {a["name"]: _evaluate(a["value"], item)
+                          for a in params["assignments"]["assignments"]}
+                for a in params["assignments"]["assignments"]:
+                    if a["type"] == "number":
+                        assert isinstance(values[a["name"]], int | float)
+                if values.get("sift_url"):  # the one value a user edits: point it here
+                    values["sift_url"] = served.url
+                out.append({**item, **values} if params.get("includeOtherFields") else values)
+            items = out
+        elif kind == "n8n-nodes-base.httpRequest":
+            assert params["authentication"] == "genericCredentialType"
+            assert params["genericAuthType"] == "httpHeaderAuth"
+            assert set(node["credentials"]) == {"httpHeaderAuth"}
+            assert params["sendBody"] is True and params["specifyBody"] == "json"
+            out = []
+            for item in items:
+                url = _evaluate(params["url"], item)
+                body = json.loads(_evaluate(params["jsonBody"], item))
+                response = httpx.request(
+                    params["method"], url, content=json.dumps(body).encode(),
+                    headers={"content-type": "application/json",
+                             credential["name"]: credential["value"]},
+                    timeout=params["options"]["timeout"] / 1000,
+                )
+                assert response.status_code == 200, response.text
+                out.append(response.json())
+            items = out
+        elif kind == "n8n-nodes-base.splitOut":
+            field = params["fieldToSplitOut"]
+            items = [element for item in items for element in item[field]]
+        else:  # pragma: no cover - a node type the table above lacks
+            raise AssertionError(kind)
+    return items
+
+
+@pytest.mark.parametrize(("name", "field"), [("sift-retrieval.json", "content"),
+                                             ("sift-search.json", "text")])
+def test_n8n_workflow_runs_against_the_server(served, name, field):
+    workflow = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    assert workflow["settings"]["executionOrder"] == "v1"
+    chain = _chain(workflow)
+    assert [n["type"] for n in chain] == [
+        "n8n-nodes-base.manualTrigger", "n8n-nodes-base.set", "n8n-nodes-base.httpRequest",
+        "n8n-nodes-base.splitOut"]
+    items = _run(workflow, served, {})
+    assert 0 < len(items) <= 5
+    assert all(isinstance(item[field], str) and item[field] for item in items)
+    assert any("Dijon" in item[field] for item in items)
+
+
+def test_n8n_sub_workflow_feeds_the_workflow_retriever(served):
+    workflow = json.loads((EXAMPLES / "sift-retriever-subworkflow.json").read_text("utf-8"))
+    chain = _chain(workflow)
+    assert chain[0]["type"] == "n8n-nodes-base.executeWorkflowTrigger"
+    assert chain[0]["parameters"]["inputSource"] == "passthrough"
+    # The Workflow Retriever node calls the sub-workflow with one item: {"query": ...}.
+    items = _run(workflow, served, {"query": "Who designed the Eiffel Tower?"})
+    assert 0 < len(items) <= 8
+    for item in items:
+        assert set(item) == {"title", "content", "score", "doc_id"}
+        assert 0.0 <= item["score"] <= 1.0
+    assert any("Eiffel" in item["content"] for item in items)
+
+
+# --------------------------------------------------------------------------- schemathesis
+
+# The schema is the app's own OpenAPI document (identical for every settings object).
+_SCHEMA = schemathesis.openapi.from_dict(
+    create_app(ServerSettings(allow_anonymous=True, store="/nonexistent")).openapi()
+)
+
+
+@_SCHEMA.parametrize()
+@settings(max_examples=4, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+def test_no_server_errors(served, case):
+    response = case.call(base_url=served.url,
+                         headers={"Authorization": f"Bearer {served.key_all}"}, timeout=15)
+    assert response.status_code < 500, (case.method, case.path, response.text[:300])
+    if response.status_code >= 400:
+        body = response.json()
+        assert isinstance(body["error_code"], int) and body["error_msg"]
