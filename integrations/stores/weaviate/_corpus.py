@@ -498,7 +498,7 @@ class WeaviateCorpus:
             raise ValueError(f"unknown search mode {mode!r}; valid modes: hybrid, bm25, dense")
         filters = Filter.of(filters)  # type: ignore[arg-type]
         collection = self._readable_collection()
-        push = _schema.pushdown(filters, self._kinds(), modern=self._modern())
+        push = _schema.pushdown(filters, self._kinds(filters), modern=self._modern())
         if push.nothing:
             return []
         excluded = set(exclude)
@@ -561,7 +561,7 @@ class WeaviateCorpus:
         check_k(k)
         filters = Filter.of(filters)  # type: ignore[arg-type]
         collection = self._readable_collection()
-        push = _schema.pushdown(filters, self._kinds(), modern=self._modern())
+        push = _schema.pushdown(filters, self._kinds(filters), modern=self._modern())
         if push.nothing:
             return GrepResult()
         excluded = set(exclude)
@@ -768,8 +768,15 @@ class WeaviateCorpus:
         _load_schema(self._shared)
         return self._shared.kinds is not None
 
-    def _kinds(self) -> dict[str, _schema.PropKind]:
-        return dict(self._shared.kinds or {})
+    def _kinds(self, filters: Filter | None = None) -> dict[str, _schema.PropKind]:
+        kinds = self._shared.kinds or {}
+        fields = {_schema.field_property(c.field) for c in (filters.conditions if filters else ())}
+        if fields - set(kinds):
+            # Another writer may have added metadata since this corpus read the schema; a
+            # field unknown here would otherwise be judged absent from every object.
+            _load_schema(self._shared)
+            kinds = self._shared.kinds or {}
+        return dict(kinds)
 
     def _collection(self) -> Any:
         shared = self._shared

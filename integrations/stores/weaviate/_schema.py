@@ -117,7 +117,8 @@ def flat_value(value: Any, kind: PropKind) -> Any:
 
 def new_property(name: str, kind: PropKind) -> Property:
     searchable = name in ("text", "title")
-    filterable = name not in ("text", "metadata_json")
+    # `text` must be filterable: grep narrows candidates with a Like filter on it.
+    filterable = name != "metadata_json"
     tokenization = None
     if kind in ("text", "text[]"):
         # Word tokenization makes BM25 work on passages; everything filtered by exact

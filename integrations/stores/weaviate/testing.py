@@ -458,6 +458,9 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
         with fake._lock:
             shard = fake._shard(request.collection, request.tenant, context)
             coll = fake.collections[request.collection]
+            problem = _index_problem(request, coll)
+            if problem:
+                context.abort(grpc.StatusCode.UNKNOWN, problem)
             if not request.HasField("filters"):
                 return shard, list(shard.values())
             return shard, [o for o in shard.values() if _eval(request.filters, o, coll)]
@@ -548,6 +551,41 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
 # --------------------------------------------------------------------------- helpers
 
 
+def _index_problem(request: Any, coll: _Collection) -> str | None:
+    """What real Weaviate refuses: filtering or sorting on a property without a
+    filterable index, keyword search on one without a searchable index."""
+    names: list[str] = []
+    if request.HasField("filters"):
+        names += [_filter_property(leaf) for leaf in _filter_leaves(request.filters)]
+    for sort in getattr(request, "sort_by", []):
+        names.append(sort.path[0])
+    for name in names:
+        prop = coll.prop(name)
+        if name != "_id" and prop is not None and not prop.get("indexFilterable", True):
+            return f"Filtering by property '{name}' requires inverted index"
+    searches = []
+    if request.HasField("bm25_search") if hasattr(request, "bm25_search") else False:
+        searches = list(request.bm25_search.properties)
+    elif request.HasField("hybrid_search") if hasattr(request, "hybrid_search") else False:
+        searches = list(request.hybrid_search.properties)
+    for name in searches:
+        prop = coll.prop(name)
+        if prop is None or not prop.get("indexSearchable", True):
+            return f"property '{name}' is not searchable (indexSearchable is false)"
+    return None
+
+
+def _filter_leaves(f: Any) -> list[Any]:
+    if f.operator in (_OP.OPERATOR_AND, _OP.OPERATOR_OR, _OP.OPERATOR_NOT):
+        return [leaf for sub in f.filters for leaf in _filter_leaves(sub)]
+    return [f]
+
+
+def _filter_property(f: Any) -> str:
+    # Newer clients name the property in `target`, older ones in `on`.
+    return f.target.property if f.HasField("target") else (f.on[-1] if f.on else "")
+
+
 def _decode_batch_properties(props: Any, coll: _Collection) -> dict[str, Any]:
     out: dict[str, Any] = json_format.MessageToDict(props.non_ref_properties)
     for group in (props.text_array_properties, props.boolean_array_properties):
@@ -630,8 +668,7 @@ def _eval(f: Any, obj: _Object, coll: _Collection) -> bool:
         return any(_eval(sub, obj, coll) for sub in f.filters)
     if op == _OP.OPERATOR_NOT:
         return not _eval(f.filters[0], obj, coll)
-    # Newer clients name the property in `target`, older ones in `on`.
-    name = f.target.property if f.HasField("target") else (f.on[-1] if f.on else "")
+    name = _filter_property(f)
     want = _filter_value(f)
     if name == "_id":
         have: Any = obj.uuid

@@ -156,6 +156,8 @@ def test_schema_and_batch_objects(fake, open_corpus) -> None:
     props = {p["name"]: p for p in created["properties"]}
     assert props["text"]["tokenization"] == "word" and props["text"]["dataType"] == ["text"]
     assert props["doc_id"]["tokenization"] == "field"
+    assert props["text"]["indexFilterable"] is True  # grep's Like filter needs it
+    assert props["metadata_json"]["indexFilterable"] is False
     assert props["chunk_index"]["dataType"] == ["number"]
     assert {"title", "chunk_id", "content_hash", "metadata_json", "seq"} <= set(props)
     assert created["vectorConfig"]["default"]["vectorizer"] == {"none": {}}
@@ -548,3 +550,12 @@ def test_open_store_dispatches_weaviate_urls(fake) -> None:
         assert corpus.stats().backend == "weaviate" and corpus.stats().documents == 1
     finally:
         corpus.close()
+
+
+def test_metadata_added_by_another_writer_is_filterable(open_corpus) -> None:
+    reader = open_corpus()
+    reader.upsert(DOCS[:1])
+    writer = open_corpus(collection=reader.settings.collection)
+    writer.upsert([Document(id="t", text="quick topics", metadata={"topic": "otters"})])
+    hits = reader.search("quick", k=5, mode="bm25", filters={"topic": "otters"})
+    assert [h.chunk.doc_id for h in hits] == ["t"]
