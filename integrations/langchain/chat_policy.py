@@ -26,6 +26,7 @@ from langchain_core.messages import (
 )
 
 from sift.errors import ModelServerError
+from sift.graphs.prompts import task_prompt
 from sift.integrations.ollama._parse import build_decision, expand_calls
 from sift.integrations.ollama._tools import MULTI_TOOL, tool_schemas
 from sift.types import Decision, Message, PolicyView, ToolCall
@@ -130,7 +131,9 @@ class ChatModelPolicy:
         return ChatModelPolicy(model, multi_tool_use=self.multi_tool_use)
 
     async def decide(self, view: PolicyView) -> Decision:
-        messages = to_langchain_messages(view.messages) or [HumanMessage(content=view.question)]
+        messages = to_langchain_messages(view.messages) or [
+            HumanMessage(content=task_prompt(view.question, view.top_k))
+        ]
         try:
             reply = await self._bound.ainvoke(messages)
         except (ConnectionError, TimeoutError) as exc:

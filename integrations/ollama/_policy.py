@@ -18,6 +18,7 @@ import ollama
 from ollama import ResponseError
 
 from sift.errors import ModelServerError
+from sift.graphs.prompts import task_prompt
 from sift.integrations.ollama._client import (
     ChatReply,
     ToolParseError,
@@ -159,7 +160,10 @@ class OllamaPolicy:
     def request_for(self, view: PolicyView) -> dict[str, Any]:
         """The exact keyword arguments of the AsyncClient.chat call for this view."""
         s = self.settings
-        messages = render_messages(view.messages) or [{"role": "user", "content": view.question}]
+        # The harness renders the context; a bare view gets the harness's task prompt.
+        messages = render_messages(view.messages) or [
+            {"role": "user", "content": task_prompt(view.question, view.top_k)}
+        ]
         options: dict[str, Any] = {
             "num_ctx": s.context_window(view.budget),
             "num_predict": s.num_predict,

@@ -165,15 +165,17 @@ class FakeOllama:
         self._script: deque[Any] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._address: str | None = None
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- control
 
     @property
     def host(self) -> str:
-        if self._server is None:
+        """The server's address (still readable after stop(), for assertions)."""
+        if self._address is None:
             raise RuntimeError("FakeOllama is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._address
 
     def start(self) -> FakeOllama:
         fake = self
@@ -182,6 +184,7 @@ class FakeOllama:
             server_fake = fake
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._address = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._server.daemon_threads = True
         # A short poll interval keeps stop() fast (shutdown waits for one poll).
         self._thread = threading.Thread(

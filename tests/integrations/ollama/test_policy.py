@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from sift.errors import ModelNotFoundError, ModelServerError
+from sift.graphs.prompts import tool_schemas as harness_tool_schemas
 from sift.integrations.ollama import OllamaPolicy, OllamaSettings, policy_from_settings
 from sift.integrations.ollama._parse import UNPARSED_KEY
 from sift.integrations.ollama.testing import (
@@ -71,15 +72,14 @@ async def test_first_request_carries_context_window_think_options_and_tools(serv
         "prune_chunks",
         "multi_tool_use",
     ]
+    # The four corpus tools are declared exactly as the harness words them.
+    assert body["tools"][:4] == harness_tool_schemas()
     search = body["tools"][0]["function"]["parameters"]
     assert search["required"] == ["query"]
     assert search["properties"]["query"]["type"] == "string"
     prune = body["tools"][3]["function"]["parameters"]["properties"]["chunk_ids"]
-    assert prune == {
-        "type": "array",
-        "items": {"type": "string"},
-        "description": "The ids of the chunks to remove.",
-    }
+    assert (prune["type"], prune["items"]) == ("array", {"type": "string"})
+    assert body["tools"][4]["function"]["parameters"]["required"] == ["tool_calls"]
     multi = body["tools"][4]["function"]["parameters"]["properties"]["tool_calls"]
     assert multi["items"]["properties"]["name"]["enum"] == [
         "search_corpus",
@@ -454,3 +454,16 @@ def test_unparsed_key_is_stable():
     # The harness quotes a call's arguments in its error observation; this key is how
     # unreadable arguments travel there.
     assert UNPARSED_KEY == "_unparsed_arguments"
+
+
+async def test_a_bare_view_gets_the_harness_task_prompt(server):
+    from sift.graphs.prompts import task_prompt
+
+    server.script(reply("x"))
+    p = policy(server)
+    bare = view().model_copy(update={"messages": [], "top_k": 12})
+    await p.decide(bare)
+    assert server.chat_requests()[0]["messages"] == [
+        {"role": "user", "content": task_prompt(bare.question, 12)}
+    ]
+    await p.aclose()
