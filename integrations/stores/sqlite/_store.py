@@ -42,6 +42,7 @@ from sift.integrations.stores._common import (
     literal_fragments,
     prepare_documents,
 )
+from sift.integrations.stores.sqlite._ann import AnnVectors
 from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
 from sift.integrations.stores.sqlite._schema import (
@@ -60,6 +61,11 @@ from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult
 __all__ = ["SqliteCorpus"]
 
 _MODES = ("hybrid", "bm25", "dense")
+_VECTOR_INDEXES = ("auto", "exact", "ann")
+_ANN_FILE = "vectors.usearch"
+# The HNSW graph is saved to disk at most this often during ingest (and on close); in
+# between, a crash costs a replay of the change log, never data.
+_ANN_SAVE_EVERY = 250_000
 _CHUNK_SQL = (
     "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
     "FROM chunks c JOIN documents d ON d.id = c.doc "
@@ -96,7 +102,15 @@ class SqliteCorpus:
         max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
         batch_docs: int = 512,
         lexical_commit_chunks: int = 100_000,
+        vector_index: str = "auto",
+        ann_threshold: int = 300_000,
     ) -> None:
+        if vector_index not in _VECTOR_INDEXES:
+            raise ValueError(
+                f"unknown vector_index {vector_index!r}; valid: {', '.join(_VECTOR_INDEXES)}"
+            )
+        self._vector_index = vector_index
+        self._ann_threshold = ann_threshold
         self._fusion, self._alpha = check_fusion(fusion, alpha)
         if hybrid_candidates < 1:
             raise ValueError(f"hybrid_candidates must be at least 1, got {hybrid_candidates!r}")
@@ -143,10 +157,20 @@ class SqliteCorpus:
             )
         self._seq = self._current_seq(conn)
         with self._write_lock:
+            # Vectors first: the lexical catch-up prunes the change log, and must see what
+            # the HNSW graph still needs from it.
+            (count,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
+            self._vectors: ExactVectors | AnnVectors
+            if self._vector_index == "ann" or (
+                self._vector_index == "auto"
+                and (count >= self._ann_threshold or (self._path / _ANN_FILE).exists())
+            ):
+                self._vectors = self._open_ann()
+            else:
+                self._vectors = ExactVectors(self._dim)
+                self._vectors.load(conn)
             self._lexical = LexicalIndex(self._path / "lexical")
             self._catch_up_lexical()
-            self._vectors = ExactVectors(self._dim)
-            self._vectors.load(conn)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -222,18 +246,54 @@ class SqliteCorpus:
                 )
         self._commit_lexical()
 
-    def _commit_lexical(self) -> None:
+    def _open_ann(self) -> AnnVectors:
+        """The HNSW index, caught up with SQLite by replay, or rebuilt when too old."""
+        conn = self._conn()
+        ann = AnnVectors(self._path / _ANN_FILE, self._dim)
+        floor = int(self._meta().get("log_floor", "0"))
+        if ann.seq != self._seq:
+            if ann.seq < floor or ann.seq > self._seq:
+                ann.rebuild(conn)
+            else:
+                ann.replay(
+                    conn,
+                    (
+                        r[0]
+                        for r in conn.execute("SELECT chunk FROM changes WHERE seq > ?", (ann.seq,))
+                    ),
+                )
+            ann.save(self._seq)
+        return ann
+
+    def _commit_lexical(self, *, save_vectors: bool = False) -> None:
+        """Commits the derived indexes that live on disk, then prunes the change log up to
+        what all of them hold."""
         self._lexical.commit(self._seq)
-        # Every derived index that needs the log now holds everything up to _seq.
+        held = self._lexical.seq
+        if isinstance(self._vectors, AnnVectors):
+            if save_vectors or self._vectors.unsaved >= _ANN_SAVE_EVERY:
+                self._vectors.save(self._seq)
+            held = min(held, self._vectors.seq)
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("DELETE FROM changes WHERE seq <= ?", (self._seq,))
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'log_floor'", (str(self._seq),))
+            conn.execute("DELETE FROM changes WHERE seq <= ?", (held,))
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'log_floor' AND CAST(value AS INTEGER) < ?",
+                (str(held), held),
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _maybe_switch_to_ann(self) -> None:
+        if (
+            self._vector_index == "auto"
+            and isinstance(self._vectors, ExactVectors)
+            and len(self._vectors) >= self._ann_threshold
+        ):
+            self._vectors = self._open_ann()
 
     # ------------------------------------------------------------------ writes
 
@@ -266,6 +326,7 @@ class SqliteCorpus:
                     written_since_commit = 0
             if pending is not None:
                 self._finish(pending, report, on_progress)
+            self._maybe_switch_to_ann()
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
         return report
@@ -644,7 +705,7 @@ class SqliteCorpus:
                 "lexical_sequence": self._lexical.seq,
                 "lexical_chunks": self._lexical.count(),
                 "vector_chunks": len(self._vectors),
-                "vector_index": "exact",
+                "vector_index": "ann" if isinstance(self._vectors, AnnVectors) else "exact",
             },
         )
 
@@ -652,6 +713,8 @@ class SqliteCorpus:
         with self._write_lock:
             if self._closed:
                 return
+            if isinstance(self._vectors, AnnVectors) and self._vectors.seq != self._seq:
+                self._commit_lexical(save_vectors=True)
             self._lexical.close()
             self._closed = True
             with self._conns_lock:

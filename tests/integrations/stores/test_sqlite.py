@@ -173,8 +173,10 @@ CHILD = textwrap.dedent(
     from sift.integrations.stores.sqlite import _lexical
     from sift.types import Document
 
-    path, mode = sys.argv[1], sys.argv[2]
-    store = SqliteCorpus(path, embedder="hash", chunk_tokens=24, batch_docs=7)
+    path, mode, index = sys.argv[1], sys.argv[2], sys.argv[3]
+    store = SqliteCorpus(
+        path, embedder="hash", chunk_tokens=24, batch_docs=7, vector_index=index
+    )
     if mode == "before-index-commit":
         # Die exactly between SQLite's COMMIT and tantivy's commit.
         def die(self, seq):
@@ -199,9 +201,9 @@ CHILD = textwrap.dedent(
 )
 
 
-def _run_child(path: Path, mode: str, kill_after: int | None) -> list[int]:
+def _run_child(path: Path, mode: str, kill_after: int | None, index: str = "exact") -> list[int]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), mode],
+        [sys.executable, "-c", CHILD, str(path), mode, index],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -251,9 +253,10 @@ def test_killed_around_the_index_commit_loses_nothing(tmp_path: Path, mode: str)
     store.close()
 
 
-def test_sigkill_mid_ingest_leaves_a_whole_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("index", ["exact", "ann"])
+def test_sigkill_mid_ingest_leaves_a_whole_store(tmp_path: Path, index: str) -> None:
     path = tmp_path / "s"
-    done = _run_child(path, "normal", kill_after=6)
+    done = _run_child(path, "normal", kill_after=6, index=index)
     store = _check_whole(path)
     stats = store.stats()
     assert stats.documents >= 5 * len(done)
@@ -266,3 +269,47 @@ def test_sigkill_mid_ingest_leaves_a_whole_store(tmp_path: Path) -> None:
     # The store still takes writes after the crash.
     assert store.upsert(docs(2, prefix="after")).added == 2
     store.close()
+
+
+def test_ann_index_agrees_with_exact_search(tmp_path: Path) -> None:
+    items = [
+        Document(id=f"a{i}", title=f"Topic {i % 17}", text=f"Words {i} about theme {i % 23}.")
+        for i in range(300)
+    ]
+    with SqliteCorpus(tmp_path / "exact", embedder="hash", vector_index="exact") as exact:
+        exact.upsert(items)
+        with SqliteCorpus(tmp_path / "ann", embedder="hash", vector_index="ann") as ann:
+            ann.upsert(items)
+            assert ann.stats().extra["vector_index"] == "ann"
+            for query in ("theme 5", "Topic 3 words", "about theme 22"):
+                want = exact.search(query, k=5, mode="dense")
+                got = ann.search(query, k=5, mode="dense")
+                assert got[0].chunk.chunk_id == want[0].chunk.chunk_id
+                # Ties make ids differ; the scores of the top 5 must agree (half precision).
+                assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=0.01)
+            excluded = [f"a{i}_0" for i in range(250)]
+            hits = ann.search("theme", k=10, mode="dense", exclude=excluded)
+            assert len(hits) == 10 and not {h.chunk.chunk_id for h in hits} & set(excluded)
+
+
+def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", ann_threshold=40) as store:
+        store.upsert(docs(30))
+        assert store.stats().extra["vector_index"] == "exact"
+        store.upsert(docs(30, start=30))
+        assert store.stats().extra["vector_index"] == "ann"
+        store.delete(["d5"])
+        store.upsert(docs(5, prefix="late"))
+    assert (path / "vectors.usearch").exists()
+    with SqliteCorpus(path, ann_threshold=40) as store:
+        stats = store.stats()
+        assert stats.extra["vector_index"] == "ann"
+        assert stats.extra["vector_chunks"] == stats.chunks == 64
+        hit = store.search("Uniquelate3word", k=1, mode="dense")[0]
+        assert hit.chunk.doc_id == "late3"
+    # A lost graph is rebuilt from SQLite.
+    (path / "vectors.usearch").unlink()
+    (path / "vectors.json").unlink()
+    with SqliteCorpus(path, vector_index="ann") as store:
+        assert store.stats().extra["vector_chunks"] == 64

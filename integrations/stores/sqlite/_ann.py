@@ -1,0 +1,149 @@
+"""The approximate dense index for large stores: a usearch HNSW graph, derived from SQLite.
+
+Exact search reads every vector per query; past a few hundred thousand chunks that costs
+tens of milliseconds, so large stores search an HNSW graph instead (half-precision
+vectors, which also halves memory). The graph is saved beside `sift.db` with a sidecar
+naming the change sequence it holds; on open it replays newer changes (idempotently: a
+replayed chunk is removed before it is added) or is rebuilt from the stored vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+import numpy as np
+from usearch.index import Index
+
+__all__ = ["AnnVectors"]
+
+_FORMAT = 1
+_LOAD_BATCH = 20_000
+
+
+class AnnVectors:
+    def __init__(
+        self,
+        path: Path,
+        dim: int,
+        *,
+        connectivity: int = 12,
+        expansion_add: int = 48,
+        expansion_search: int = 96,
+    ) -> None:
+        self.dim = dim
+        self._path = path
+        self._sidecar = path.with_suffix(".json")
+        self._lock = threading.Lock()
+        self._options = {
+            "connectivity": connectivity,
+            "expansion_add": expansion_add,
+            "expansion_search": expansion_search,
+        }
+        self.seq = -1  # -1: nothing usable on disk; the store rebuilds it
+        self.unsaved = 0
+        self._index = self._new()
+        state = self._read_sidecar()
+        if state is not None and path.exists():
+            try:
+                self._index.load(str(path))
+                if self._index.ndim != dim:
+                    raise ValueError("dimension changed")
+                self.seq = int(state["seq"])
+            except (OSError, ValueError, RuntimeError):
+                self._index = self._new()
+                self.seq = -1
+
+    def _new(self) -> Index:
+        return Index(ndim=self.dim, metric="ip", dtype="f16", **self._options)
+
+    def _read_sidecar(self) -> dict[str, int] | None:
+        try:
+            state = json.loads(self._sidecar.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            return None
+        return state if isinstance(state.get("seq"), int) else None
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def rebuild(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            self._index = self._new()
+        cursor = conn.execute("SELECT id, v FROM vectors ORDER BY id")
+        while batch := cursor.fetchmany(_LOAD_BATCH):
+            self._add_rows(batch)
+        self.seq = -1
+        self.unsaved = len(self._index)
+
+    def _add_rows(self, rows: list[tuple[int, bytes]]) -> None:
+        ids = np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(-1, self.dim)
+        self.add(ids, matrix)
+
+    def replay(self, conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> None:
+        """Re-applies chunks touched since `seq`: removed, and added back if they exist."""
+        touched = sorted(set(chunk_ids))
+        self.remove(touched)
+        for start in range(0, len(touched), 900):
+            part = touched[start : start + 900]
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(f"SELECT id, v FROM vectors WHERE id IN ({marks})", part).fetchall()
+            if rows:
+                self._add_rows(rows)
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        if len(ids) == 0:
+            return
+        with self._lock:
+            self._index.add(np.asarray(ids, dtype=np.uint64), vectors, threads=2)
+        self.unsaved += len(ids)
+
+    def remove(self, ids: Collection[int]) -> None:
+        if not ids:
+            return
+        with self._lock:
+            keys = np.fromiter(ids, dtype=np.uint64)
+            present = keys[np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)]
+            if len(present):
+                self._index.remove(present)
+        self.unsaved += len(ids)
+
+    def search(
+        self, query: np.ndarray, limit: int, exclude: Collection[int] = ()
+    ) -> list[tuple[int, float]]:
+        size = len(self._index)
+        if size == 0:
+            return []
+        want = min(limit + len(exclude), size)
+        with self._lock:
+            matches = self._index.search(query, want, threads=1)
+        out = []
+        for key, distance in zip(matches.keys.tolist(), matches.distances.tolist(), strict=True):
+            if key not in exclude:
+                # usearch's "ip" distance is 1 - dot; report the cosine, higher is better.
+                out.append((int(key), 1.0 - float(distance)))
+        return out[:limit]
+
+    def save(self, seq: int) -> None:
+        """Writes the graph, then records that it holds everything up to `seq`."""
+        tmp = self._path.with_suffix(".tmp")
+        with self._lock:
+            self._index.save(str(tmp))
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, self._path)
+        side_tmp = self._sidecar.with_suffix(".jtmp")
+        with open(side_tmp, "w") as handle:
+            json.dump({"format": _FORMAT, "seq": seq}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(side_tmp, self._sidecar)
+        self.seq = seq
+        self.unsaved = 0
