@@ -44,6 +44,7 @@ from sift.integrations.stores._common import (
     check_k,
     coerce_document,
     compile_pattern,
+    content_hash,
     embed_query,
     literal_fragments,
     prepare_documents,
@@ -320,8 +321,6 @@ class WeaviateCorpus:
         if not docs:
             return
         existing = self._existing(collection, [d.id for d in docs])
-        from sift.integrations.stores._common import content_hash
-
         todo = []
         for doc in docs:
             if doc.id in existing and existing[doc.id][0] == content_hash(doc):
@@ -342,16 +341,19 @@ class WeaviateCorpus:
                 continue
             ok_docs.append(prep)
             objects += [(prep.doc.id, o) for o in objs]
+        # Overwriting a changed document's chunks in place is what makes re-ingest an
+        # upsert; keep the stored version so a failed update can put it back.
+        previous = self._snapshot(collection, [p.doc.id for p in ok_docs if p.doc.id in existing])
         errors = self._import(collection, objects)
         for prep in ok_docs:
             doc_id = prep.doc.id
             if doc_id in errors:
-                cleanup = self._remove_document(collection, doc_id)
-                report.failed.append(DocumentFailure(doc_id=doc_id, error=errors[doc_id] + cleanup))
+                outcome = self._undo(collection, doc_id, previous.get(doc_id, []))
+                report.failed.append(DocumentFailure(doc_id=doc_id, error=errors[doc_id] + outcome))
                 continue
             old = existing.get(doc_id)
             if old is not None and old[1] > len(prep.chunks):
-                stale = self._delete_where(
+                self._delete_where(
                     collection,
                     WFilter.all_of(
                         [
@@ -363,7 +365,6 @@ class WeaviateCorpus:
                     ),
                     "remove the stale chunks of",
                 )
-                del stale
             if old is None:
                 report.added += 1
             else:
@@ -449,12 +450,38 @@ class WeaviateCorpus:
                 )
         return errors
 
-    def _remove_document(self, collection: Any, doc_id: str) -> str:
+    def _snapshot(self, collection: Any, doc_ids: list[str]) -> dict[str, list[DataObject]]:
+        """The stored objects (properties and vectors) of these documents."""
+        out: dict[str, list[DataObject]] = {}
+        for group in batched(doc_ids, 100):
+            with self._errors("read the stored version of documents in"):
+                reply = collection.query.fetch_objects(
+                    filters=WFilter.by_property("doc_id").contains_any(group),
+                    limit=_MAX_WINDOW,
+                    include_vector=True,
+                )
+            for obj in reply.objects:
+                props = dict(obj.properties)
+                out.setdefault(str(props.get("doc_id")), []).append(
+                    DataObject(properties=props, uuid=obj.uuid, vector=obj.vector or None)
+                )
+        return out
+
+    def _undo(self, collection: Any, doc_id: str, previous: list[DataObject]) -> str:
+        """Removes a failed document's partly written chunks and restores its previous
+        version, if it had one; says what became of the document."""
         try:
             self._delete_where(collection, WFilter.by_property("doc_id").equal(doc_id), "clean up")
         except CorpusError as exc:
             return f"; its partly written chunks could not be removed ({exc}): re-run the ingest"
-        return "; the document is not stored (its partly written chunks were removed)"
+        if not previous:
+            return "; the document is not stored (its partly written chunks were removed)"
+        lost = self._import(collection, [(doc_id, obj) for obj in previous])
+        if lost:
+            return (
+                f"; restoring its previous version failed too ({lost[doc_id]}): re-run the ingest"
+            )
+        return "; the previous version of the document is kept"
 
     @_empty_for_new_tenant(int)
     def delete(self, doc_ids: Iterable[str]) -> int:

@@ -559,3 +559,25 @@ def test_metadata_added_by_another_writer_is_filterable(open_corpus) -> None:
     writer.upsert([Document(id="t", text="quick topics", metadata={"topic": "otters"})])
     hits = reader.search("quick", k=5, mode="bm25", filters={"topic": "otters"})
     assert [h.chunk.doc_id for h in hits] == ["t"]
+
+
+def test_a_failed_update_keeps_the_previous_version(fake, open_corpus) -> None:
+    corpus = open_corpus(chunk_tokens=8)
+    first = " ".join(f"First version sentence {i}." for i in range(5))
+    corpus.upsert([Document(id="doc", text=first, metadata={"v": 1})])
+    before = corpus.read("doc")
+    stored = {u: o.vector.copy() for u, o in fake.objects(corpus.settings.collection).items()}
+    bad_uuid = str(uuid.uuid5(CHUNK_NAMESPACE, "doc_1"))
+    fake.reject(
+        lambda u, props: "shard read-only" if u == bad_uuid and props.get("m_v") == 2 else None
+    )
+    second = " ".join(f"Second version sentence {i}." for i in range(5))
+    report = corpus.upsert([Document(id="doc", text=second, metadata={"v": 2})])
+    assert report.updated == 0 and [f.doc_id for f in report.failed] == ["doc"]
+    assert "shard read-only" in report.failed[0].error
+    assert "previous version of the document is kept" in report.failed[0].error
+    assert corpus.read("doc") == before
+    after = fake.objects(corpus.settings.collection)
+    assert set(after) == set(stored)
+    for u, vector in stored.items():
+        np.testing.assert_array_equal(after[u].vector, vector)  # vectors restored too
