@@ -26,7 +26,8 @@ class Authenticator:
 
     def identify(self, header: str | None) -> ApiKey | None:
         """The key of an `Authorization` header value; None when anonymous access is on."""
-        if self.anonymous and not header:
+        if self.anonymous:
+            # No key exists to check a header against: any caller, with or without one.
             return None
         scheme, _, token = (header or "").strip().partition(" ")
         token = token.strip()

@@ -82,13 +82,14 @@ class Collections:
             return True
         if _is_url(self.root):
             return False
-        return (Path(self.root).expanduser() / name).exists()
+        return (Path(self.root).expanduser() / name).is_dir()
 
     def names(self) -> list[str]:
         found = set(self.configs) | set(self._open)
         root = Path(self.root).expanduser()
         if not _is_url(self.root) and root.is_dir():
-            found |= {p.name for p in root.iterdir() if COLLECTION_NAME.match(p.name)}
+            found |= {p.name for p in root.iterdir()
+                      if p.is_dir() and COLLECTION_NAME.match(p.name)}
         return sorted(found)
 
     def get(self, name: str, *, create: bool = False) -> Collection:
