@@ -602,7 +602,9 @@ class WeaviateCorpus:
                 _schema.exclusion(excluded, modern=self._modern()),
             )
             # Candidates come in corpus order, so the first k matches are the answer.
-            candidates = self._filtered_scan(collection, where, min(bound, _MAX_WINDOW))
+            # The scan reads one past its bound (to know whether more exist) and
+            # offset + limit may not pass the server's window.
+            candidates = self._filtered_scan(collection, where, min(bound, _MAX_WINDOW - 1))
             stop_at_k = True
         else:
             # The cursor walks in UUID order: collect the bounded window's matches, then

@@ -46,6 +46,7 @@ from sift.integrations.stores.weaviate._settings import WeaviateSettings
 
 __all__ = ["FakeWeaviate", "GrpcCall", "RestCall"]
 
+QUERY_MAXIMUM_RESULTS = 10_000
 _WORD = re.compile(r"[0-9A-Za-z\u00c0-\uffff]+")
 _OP = base_pb2.Filters
 
@@ -538,6 +539,10 @@ class _Servicer(weaviate_pb2_grpc.WeaviateServicer):
         )
 
     def Search(self, request: Any, context: grpc.ServicerContext) -> Any:
+        if request.offset + request.limit > QUERY_MAXIMUM_RESULTS:
+            # Weaviate's QUERY_MAXIMUM_RESULTS: no query reaches past this window.
+            self.fake._enter("Search", request, context)
+            context.abort(grpc.StatusCode.UNKNOWN, "query maximum results exceeded")
         _, pool = self._matching("Search", request, context)
         with self.fake._lock:
             scored = _rank(request, pool, self.fake.collections[request.collection])

@@ -581,3 +581,13 @@ def test_a_failed_update_keeps_the_previous_version(fake, open_corpus) -> None:
     assert set(after) == set(stored)
     for u, vector in stored.items():
         np.testing.assert_array_equal(after[u].vector, vector)  # vectors restored too
+
+
+def test_grep_with_a_literal_says_when_its_candidates_pass_the_bound(fake, open_corpus) -> None:
+    corpus = open_corpus(grep_scan_limit=2)
+    corpus.upsert([Document(id=f"d{i}", text=f"quick note {i}") for i in range(5)])
+    mark = len(fake.grpc_calls)
+    result = corpus.grep(r"quick note [4-9]", k=3)
+    (request,) = since(fake, mark, "Search")
+    assert request.limit + request.offset == 3  # the bound and one more, to know
+    assert result.hits == [] and result.note and "more than 2 chunks contain 'quick'" in result.note
