@@ -64,22 +64,25 @@ class RetrievalResponse(BaseModel):
 
 
 def unit_scores(scores: Sequence[float]) -> list[float]:
-    """Scores mapped into [0, 1], order kept.
+    """Scores of a ranked list mapped into [0, 1], never increasing down the ranking.
 
-    Scores already inside [0, 1] (cosine, relative-score fusion, calibrated policies) are
-    kept as they are, so Dify's threshold means what it says. Otherwise they are divided by
-    the best one (negative ones become 0): the top record scores 1 and the others keep
-    their ratio to it, rather than min-max, which would push the last record to 0 and let
-    any threshold drop it whatever its quality.
+    Scores already inside [0, 1] (cosine, relative-score fusion, the harness's rank-based
+    1/(1+rank)) keep their values, so Dify's threshold means what it says. Otherwise they
+    are divided by the best one (negative ones become 0): the top record scores 1 and the
+    others keep their ratio to it, rather than min-max, which would push the last record
+    to 0 whatever its quality. Finally each score is capped by the one ranked above it:
+    the harness's order is the answer, and Dify re-sorts by score.
     """
     if not scores:
         return []
     if all(0.0 <= s <= 1.0 for s in scores):
-        return list(scores)
-    top = max(scores)
-    if top <= 0:
-        return [0.0 for _ in scores]
-    return [min(1.0, max(0.0, s / top)) for s in scores]
+        unit = list(scores)
+    else:
+        top = max(scores)
+        unit = [min(1.0, max(0.0, s / top)) if top > 0 else 0.0 for s in scores]
+    for i in range(1, len(unit)):
+        unit[i] = min(unit[i], unit[i - 1])
+    return unit
 
 
 def _record_view(evidence: Evidence) -> dict[str, Any]:

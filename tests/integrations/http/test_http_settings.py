@@ -95,3 +95,17 @@ def test_anonymous_mode_accepts_any_caller():
         closed.identify("Bearer the-only-key-2")
     assert wrong.value.code == 1002
     assert closed.identify("Bearer the-only-key-1").name == "env#1"
+
+
+@pytest.mark.parametrize(("scores", "expected"), [
+    ([], []),
+    ([0.9, 0.4, 0.1], [0.9, 0.4, 0.1]),           # already in [0, 1]: kept
+    ([3.0, 1.5, 0.75], [1.0, 0.5, 0.25]),         # ratio to the best
+    ([2.0, -1.0], [1.0, 0.0]),                    # negatives become 0
+    ([0.5, 0.8, 0.2], [0.5, 0.5, 0.2]),           # never above a better-ranked record
+    ([-2.0, -3.0], [0.0, 0.0]),
+])
+def test_unit_scores(scores, expected):
+    from sift.integrations.http._dify import unit_scores
+
+    assert unit_scores(scores) == pytest.approx(expected)
