@@ -51,7 +51,7 @@ from sift.integrations.stores._common import (
     validate_query,
 )
 from sift.integrations.stores.weaviate import _schema
-from sift.integrations.stores.weaviate._settings import WeaviateSettings
+from sift.integrations.stores.weaviate._settings import WeaviateSettings, check_tenant
 from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult, Hit, UpsertReport
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class WeaviateCorpus:
 
     def with_tenant(self, tenant: str) -> WeaviateCorpus:
         """A view of this corpus scoped to `tenant`, on the same connection."""
-        WeaviateSettings(tenant=tenant)  # validates the name
+        check_tenant(tenant)
         with self._shared.lock:
             self._shared.users += 1
         view = WeaviateCorpus(
@@ -213,10 +213,7 @@ class WeaviateCorpus:
 
     @property
     def location(self) -> str:
-        url = self._settings.url()
-        if self._tenant and self._tenant != self._settings.tenant:
-            url += f"&tenant={self._tenant}"
-        return url
+        return self._settings.model_copy(update={"tenant": self._tenant}).url()
 
     def drop(self) -> bool:
         """Deletes the whole collection (every tenant); True when it existed."""

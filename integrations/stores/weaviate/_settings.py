@@ -39,6 +39,15 @@ _URL_KEYS = {
 }
 
 
+def check_tenant(name: str) -> str:
+    """`name` itself when Weaviate accepts it as a tenant name, else ValueError."""
+    if not isinstance(name, str) or not _TENANT.match(name):
+        raise ValueError(
+            f"tenant name {name!r} is not valid: use 1 to 64 letters, digits, '_' or '-'"
+        )
+    return name
+
+
 class WeaviateSettings(BaseSettings):
     """Where the Weaviate store lives and how to talk to it.
 
@@ -87,11 +96,7 @@ class WeaviateSettings(BaseSettings):
     @field_validator("tenant")
     @classmethod
     def _tenant_name(cls, value: str | None) -> str | None:
-        if value is not None and not _TENANT.match(value):
-            raise ValueError(
-                f"tenant name {value!r} is not valid: use 1 to 64 letters, digits, '_' or '-'"
-            )
-        return value
+        return None if value is None else check_tenant(value)
 
     @field_validator("vectorizer")
     @classmethod

@@ -591,3 +591,12 @@ def test_grep_with_a_literal_says_when_its_candidates_pass_the_bound(fake, open_
     (request,) = since(fake, mark, "Search")
     assert request.limit + request.offset == 3  # the bound and one more, to know
     assert result.hits == [] and result.note and "more than 2 chunks contain 'quick'" in result.note
+
+
+def test_a_tenant_view_reports_its_own_location(open_corpus) -> None:
+    corpus = open_corpus(tenant="t1")
+    view = corpus.with_tenant("t2")
+    assert corpus.location.endswith("&tenant=t1") and view.location.endswith("&tenant=t2")
+    assert view.location.count("tenant=") == 1
+    assert view.stats().location == view.location
+    view.close()
