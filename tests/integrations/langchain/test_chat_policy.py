@@ -151,3 +151,51 @@ def test_models_without_tools_are_refused():
 
     with pytest.raises(TypeError, match="cannot bind tools"):
         ChatModelPolicy(NoTools())  # type: ignore[arg-type]
+
+
+async def test_chat_ollama_runs_a_whole_episode_through_the_graph(server, tmp_path):
+    import re
+
+    from sift.graphs import asearch
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    store = SqliteCorpus(tmp_path / "store", embedder="hash")
+    store.upsert(
+        [
+            Document(
+                id="vesuvius",
+                title="Mount Vesuvius",
+                text="Mount Vesuvius is a volcano near Naples. It buried Pompeii in 79 AD.",
+            ),
+            Document(id="danube", title="Danube", text="The Danube flows into the Black Sea."),
+        ]
+    )
+
+    def answer(body):
+        shown = re.findall(r"# DOCUMENT ID: (\S+)", body["messages"][-1]["content"])
+        return final_answer([(shown[0], "names the volcano")])
+
+    server.script(
+        reply(
+            tool_calls=[
+                multi_tool_use(
+                    tool_call("search_corpus", query="Pompeii volcano"),
+                    tool_call("grep_corpus", pattern="79 AD"),
+                )
+            ]
+        ),
+        answer,
+    )
+    try:
+        result = await asearch(
+            "Which volcano buried Pompeii?", store, policy=ChatModelPolicy(chat_model(server))
+        )
+    finally:
+        store.close()
+    assert result.stopped_because == "final", result.error
+    assert result.evidence[0].chunk_id == "vesuvius_0"
+    assert result.evidence[0].justification == "names the volcano"
+    second = server.chat_requests()[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "tool"]
+    assert "# DOCUMENT ID: vesuvius_0" in second[2]["content"]
