@@ -31,7 +31,7 @@ from weaviate.exceptions import (
     WeaviateStartUpError,
 )
 
-from sift.errors import CorpusError, StoreUnavailableError
+from sift.errors import CorpusError, DocumentError, StoreUnavailableError
 from sift.filters import Filter, matches
 from sift.integrations.stores._common import (
     DEFAULT_ALPHA,
@@ -295,7 +295,7 @@ class WeaviateCorpus:
             for item in group:
                 try:
                     doc = coerce_document(item, position)
-                except Exception as exc:
+                except DocumentError as exc:
                     ident = getattr(item, "id", None) or (
                         item.get("id") if isinstance(item, dict) else None
                     )
