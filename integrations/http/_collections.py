@@ -116,10 +116,14 @@ class Collections:
             options = dict(collection.config.options)
             if collection.config.tenant:
                 options.setdefault("tenant", collection.config.tenant)
-            if self.settings.embedder and not _is_url(collection.location):
-                options.setdefault("embedder", self.settings.embedder)
             if not _is_url(collection.location):
-                Path(collection.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                path = Path(collection.location).expanduser()
+                # An existing store keeps the embedder it was indexed with.
+                if self.settings.embedder and not path.exists():
+                    options.setdefault("embedder", self.settings.embedder)
+                path.parent.mkdir(parents=True, exist_ok=True)
+            elif self.settings.embedder:
+                options.setdefault("embedder", self.settings.embedder)
             corpus = open_store(collection.location, **options)
             self._open[collection.name] = corpus
             return corpus

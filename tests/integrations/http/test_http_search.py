@@ -152,6 +152,9 @@ def test_dify_request_sequence(served):
     with httpx.Client(timeout=5) as dify:  # Dify's client gives up after 5 s
         probe = dify.post(f"{endpoint}/retrieval", headers=auth)
         assert probe.status_code == 200 and probe.json() == {"records": []}
+        typed = dify.post(f"{endpoint}/retrieval", content=b"",
+                          headers={"Content-Type": "application/json", **auth})
+        assert typed.status_code == 200 and typed.json() == {"records": []}
         rejected = dify.post(f"{endpoint}/retrieval", headers={"Authorization": "Bearer nope-nope"})
         assert rejected.status_code == 403 and rejected.json()["error_code"] == 1002
 
