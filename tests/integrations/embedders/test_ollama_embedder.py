@@ -19,7 +19,7 @@ def server():
 
 
 def test_batches_requests_and_returns_normalised_vectors_in_order(server):
-    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, batch_size=2, timeout=0.5)
+    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, batch_size=2, timeout=1.0)
     texts = ["alpha beta", "gamma", "delta epsilon", "alpha beta", "zeta"]
     vectors = embedder.embed(texts)
     assert vectors.shape == (5, 48) and vectors.dtype == np.float32
@@ -34,7 +34,7 @@ def test_batches_requests_and_returns_normalised_vectors_in_order(server):
 
 def test_registered_by_name_and_meets_the_protocol(server, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", server.host)
-    embedder = get_embedder("ollama:nomic-embed-text", timeout=0.5)
+    embedder = get_embedder("ollama:nomic-embed-text", timeout=1.0)
     assert isinstance(embedder, Embedder)
     assert embedder.name == "ollama:nomic-embed-text"
     assert embedder.dim == 48  # learned with one probe request
@@ -43,21 +43,21 @@ def test_registered_by_name_and_meets_the_protocol(server, monkeypatch):
 
 
 def test_missing_model_names_ollama_pull(server):
-    embedder = OllamaEmbedder("mxbai-embed-large", host=server.host, timeout=0.5)
+    embedder = OllamaEmbedder("mxbai-embed-large", host=server.host, timeout=1.0)
     with pytest.raises(ModelNotFoundError, match="`ollama pull mxbai-embed-large`"):
         embedder.embed(["x"])
 
 
 def test_unreachable_server_names_the_host():
     host = refused_host()
-    embedder = OllamaEmbedder("nomic-embed-text", host=host, timeout=0.5, retries=1, backoff=0.01)
+    embedder = OllamaEmbedder("nomic-embed-text", host=host, timeout=1.0, retries=1, backoff=0.01)
     with pytest.raises(ModelServerError, match=f"cannot reach Ollama at {host}"):
         embedder.embed(["x"])
 
 
 def test_server_errors_are_retried_then_reported(server):
     server.embed_faults.extend([Fault(status=503, error="loading"), Fault(status=500, error="oom")])
-    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, timeout=0.5, backoff=0.01)
+    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, timeout=1.0, backoff=0.01)
     assert embedder.embed(["x"]).shape == (1, 48)  # third try succeeds
     server.embed_faults.extend([Fault(status=500, error="oom")] * 3)
     with pytest.raises(ModelServerError, match="oom"):

@@ -55,7 +55,7 @@ DOCS = [
     ),
 ]
 
-FAST = {"timeout": 0.5, "connect_timeout": 0.5, "backoff": 0.01}
+FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
 _BLOCK = re.compile(r"# DOCUMENT ID: (\S+)")
 
 

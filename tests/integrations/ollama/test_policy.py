@@ -24,7 +24,7 @@ from sift.integrations.ollama.testing import (
 )
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
-FAST = {"timeout": 0.5, "connect_timeout": 0.5, "backoff": 0.01}
+FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
 
 
 def view(messages=None, *, turn=1, budget=32768, seen=None) -> PolicyView:
