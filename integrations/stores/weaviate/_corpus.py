@@ -146,7 +146,7 @@ class WeaviateCorpus:
         if batch_docs < 1:
             raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
         self._batch_docs = batch_docs
-        self._chunk_tokens = chunk_tokens or 512
+        self._chunk_tokens_option = chunk_tokens
         self._max_query_chars = max_query_chars
         self._max_pattern_chars = max_pattern_chars
         if _shared is None:
@@ -194,7 +194,7 @@ class WeaviateCorpus:
             embedder=self._embedder_option if self._embedder is None else self._embedder,
             fusion=self._fusion,
             alpha=self._alpha,
-            chunk_tokens=self._chunk_tokens,
+            chunk_tokens=self._chunk_tokens_option,
             batch_docs=self._batch_docs,
             max_query_chars=self._max_query_chars,
             max_pattern_chars=self._max_pattern_chars,
@@ -326,7 +326,7 @@ class WeaviateCorpus:
                 todo.append(doc)
         if not todo:
             return
-        prepared, failures = prepare_documents(todo, embedder, chunk_tokens=self._chunk_tokens)
+        prepared, failures = prepare_documents(todo, embedder, chunk_tokens=self._chunk_tokens())
         report.failed += failures
         objects: list[tuple[str, DataObject]] = []
         ok_docs: list[PreparedDocument] = []
@@ -734,7 +734,7 @@ class WeaviateCorpus:
                 "server_version": self._shared.server_version,
                 "fusion": self._fusion,
                 "alpha": self._alpha,
-                "chunk_tokens": self._chunk_tokens,
+                "chunk_tokens": self._chunk_tokens(),
             },
         )
 
@@ -840,7 +840,12 @@ class WeaviateCorpus:
             if multi is None:
                 multi = self._tenant is not None
             embedder = self._get_embedder()
-            description = {"schema": SCHEMA_VERSION, "embedder": embedder.name, "dim": embedder.dim}
+            description = {
+                "schema": SCHEMA_VERSION,
+                "embedder": embedder.name,
+                "dim": embedder.dim,
+                "chunk_tokens": self._chunk_tokens(),
+            }
             config = _schema.collection_config(
                 settings.collection,
                 multi_tenancy=multi,
@@ -857,6 +862,11 @@ class WeaviateCorpus:
                     f"{self._describe()}: the collection was created "
                     "but the server does not show it"
                 )
+
+    def _chunk_tokens(self) -> int:
+        # A collection keeps the chunk size it was made with, as the embedded store does.
+        recorded = self._shared.description.get("chunk_tokens")
+        return int(self._chunk_tokens_option or recorded or 512)
 
     def _recorded_embedder(self) -> tuple[str, int]:
         recorded = self._shared.description

@@ -600,3 +600,13 @@ def test_a_tenant_view_reports_its_own_location(open_corpus) -> None:
     assert view.location.count("tenant=") == 1
     assert view.stats().location == view.location
     view.close()
+
+
+def test_a_collection_keeps_its_chunk_size(open_corpus) -> None:
+    first = open_corpus(chunk_tokens=8)
+    first.upsert(DOCS[:1])
+    again = open_corpus(collection=first.settings.collection)
+    assert again.stats().extra["chunk_tokens"] == 8
+    text = " ".join(f"Sentence number {i} is here." for i in range(6))
+    again.upsert([Document(id="long", text=text)])
+    assert len(again.read("long")) > 2
