@@ -23,6 +23,9 @@ __all__ = ["AnnVectors"]
 
 _FORMAT = 1
 _LOAD_BATCH = 20_000
+# Below this size a brute-force pass over the half-precision vectors is as fast as the
+# graph walk and never misses a neighbour.
+_EXACT_BELOW = 20_000
 
 
 class AnnVectors:
@@ -123,7 +126,7 @@ class AnnVectors:
             return []
         want = min(limit + len(exclude), size)
         with self._lock:
-            matches = self._index.search(query, want, threads=1)
+            matches = self._index.search(query, want, threads=1, exact=size < _EXACT_BELOW)
         out = []
         for key, distance in zip(matches.keys.tolist(), matches.distances.tolist(), strict=True):
             if key not in exclude:
