@@ -238,3 +238,15 @@ def test_metrics_are_prometheus_text(served):
         in text
     assert 'sift_http_errors_total{error_code="2001",route="/v1/collections/{name}"}' in text
     assert "sift_http_request_duration_seconds_bucket" in text
+
+
+def test_partly_failed_batch_is_207_and_stores_only_whole_documents(served):
+    with served.client() as client:
+        response = client.post("/v1/collections/partial/documents", json={"documents": [
+            {"id": "blank", "text": "   "}, {"id": "whole", "text": "a complete document"}]})
+        assert response.status_code == 207, response.text
+        report = response.json()
+        assert report["added"] == 1 and len(report["failed"]) == 1
+        assert "no text" in report["failed"][0]["error"]
+        assert client.get("/v1/collections/partial").json()["stats"]["documents"] == 1
+        assert client.delete("/v1/collections/partial/documents/blank").status_code == 404
