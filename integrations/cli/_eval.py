@@ -123,6 +123,9 @@ def register(app: typer.Typer) -> None:
         command = shlex.join(["sift", *sys.argv[1:]]) if sys.argv[1:2] == ["eval"] else None
         run = run_eval(config, command=command, progress=not quiet)
         console = Console(soft_wrap=True)
+        if not console.is_terminal:
+            # Piped or captured output has no width; keep the table whole for logs.
+            console = Console(soft_wrap=True, width=160)
         console.print(_headline(run))
         absent = run.report.dataset
         if absent.absent_gold_ids:

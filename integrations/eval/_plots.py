@@ -76,8 +76,9 @@ def plot_context_tokens(
     path: Path,
     report: EvalReport | None = None,
 ) -> Path | None:
-    """Context tokens after each turn for the multi-turn modes: the mean per turn with
-    the 10th-90th percentile band; None when no mode has more than one turn."""
+    """Context tokens after each turn for the multi-turn modes: mean, 10th-90th
+    percentile band and maximum over the questions still running at each turn; None when
+    no mode has more than one turn."""
     series = {
         mode: [o.tokens_per_turn for o in items if o.tokens_per_turn]
         for mode, items in outcomes.items()
@@ -88,36 +89,51 @@ def plot_context_tokens(
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     try:
+        counts = None
         for index, (mode, runs) in enumerate(series.items()):
             longest = max(len(r) for r in runs)
             turns = np.arange(1, longest + 1)
-            # A question that stopped early keeps its last context for the later turns:
-            # what it holds when it stops is what it hands back.
-            padded = np.array([r + [r[-1]] * (longest - len(r)) for r in runs], dtype=float)
+            # Each turn is summarised over the questions still running at that turn, so a
+            # short episode does not drag later turns down with a context it no longer has.
+            at_turn = [
+                np.array([r[t] for r in runs if len(r) > t], dtype=float) for t in range(longest)
+            ]
             colour = f"C{index % 10}"
             ax.plot(
                 turns,
-                padded.mean(axis=0),
+                [a.mean() for a in at_turn],
                 marker="o",
                 color=colour,
                 label=f"{mode} mean ({len(runs)} questions)",
             )
             ax.fill_between(
                 turns,
-                np.percentile(padded, 10, axis=0),
-                np.percentile(padded, 90, axis=0),
+                [np.percentile(a, 10) for a in at_turn],
+                [np.percentile(a, 90) for a in at_turn],
                 color=colour,
                 alpha=0.15,
                 label=f"{mode} p10-p90",
             )
             ax.plot(
                 turns,
-                padded.max(axis=0),
+                [a.max() for a in at_turn],
                 linestyle=":",
                 color=colour,
                 alpha=0.8,
                 label=f"{mode} max",
             )
+            if counts is None:
+                counts = (turns, [len(a) for a in at_turn], len(runs), mode)
+        if counts is not None:
+            # Faint bars on a second axis: how many questions each turn's figures cover.
+            turns, active, total, mode = counts
+            twin = ax.twinx()
+            twin.bar(turns, active, color="grey", alpha=0.15, width=0.6)
+            twin.set_ylim(0, total * 4)
+            twin.set_ylabel(f"{mode}: questions still running (bars)", color="grey")
+            twin.tick_params(axis="y", colors="grey")
+            ax.set_zorder(twin.get_zorder() + 1)
+            ax.patch.set_visible(False)
         threshold = report.config.get("threshold") if report is not None else None
         if threshold:
             ax.axhline(
@@ -129,6 +145,7 @@ def plot_context_tokens(
             )
         ax.set_xlabel("turn")
         ax.set_ylabel("tokens in context after the turn")
+        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         title = "Context tokens per turn"
         if report is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -66,6 +67,9 @@ def machine_info() -> dict[str, Any]:
     except (AttributeError, OSError):
         affinity = None
     info["usable_cpus"] = affinity
+    with contextlib.suppress(AttributeError, OSError):
+        # Latencies from a shared machine mean little without how busy it was.
+        info["load_average_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
     cpu_model = _cpu_model()
     if cpu_model:
         info["cpu_model"] = cpu_model
@@ -88,10 +92,10 @@ def _cpu_model() -> str | None:
     return None
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
+            ["git", *args],
             cwd=Path(__file__).resolve().parent,
             capture_output=True,
             text=True,
@@ -100,9 +104,17 @@ def _git_commit() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
+    return done.stdout if done.returncode == 0 else None
+
+
+def _git_commit() -> str | None:
+    """The checkout's commit, marked `-dirty` when tracked or new source files differ
+    from it (figures from a dirty tree are not reproducible from the commit alone)."""
+    commit = (_git("rev-parse", "--short", "HEAD") or "").strip()
+    if not commit:
         return None
-    return done.stdout.strip() or None
+    status = _git("status", "--porcelain", "--", "core", "nodes", "graphs", "integrations")
+    return f"{commit}-dirty" if status and status.strip() else commit
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -178,7 +190,8 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
     lines.append(
         f"- Latency is per question, with {cfg.get('concurrency')} questions in flight on "
         f"{report.machine.get('usable_cpus')} usable CPUs "
-        f"({report.machine.get('cpu_model', report.machine.get('processor'))}); "
+        f"({report.machine.get('cpu_model', report.machine.get('processor'))}, load average "
+        f"{report.machine.get('load_average_1_5_15', 'unknown')} at the end); "
         f"indexing took {report.index_s:.1f} s"
         + (" (rebuilt)" if report.index_rebuilt else " (cached store)")
         + f"; the whole run {report.total_s:.1f} s."

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +32,7 @@ from sift.types import Document, SearchResult
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from sift.graphs import HarnessConfig
     from sift.protocols import Corpus, Policy
 
 __all__ = [
@@ -188,36 +190,48 @@ def _mode_label(mode: str, config: EvalConfig) -> str:
     return mode
 
 
-async def _answer(
-    question: Question, mode: str, corpus: Corpus, config: EvalConfig, policy: Policy | None
-) -> SearchResult:
+@dataclass(frozen=True)
+class _Setup:
+    """What every question of a run shares."""
+
+    corpus: Corpus
+    config: EvalConfig
+    harness: HarnessConfig
+    policy: Policy | None
+
+
+async def _answer(question: Question, mode: str, setup: _Setup) -> SearchResult:
     from sift import graphs
 
     if mode in SINGLE_SHOT_MODES:
         return await asyncio.to_thread(
-            graphs.single_shot, question.question, corpus, top_k=config.top_k, mode=mode
+            graphs.single_shot,
+            question.question,
+            setup.corpus,
+            top_k=setup.config.top_k,
+            mode=mode,
         )
     return await graphs.asearch(
-        question.question, corpus, policy=policy, top_k=config.top_k, rollouts=config.rollouts
+        question.question,
+        setup.corpus,
+        policy=setup.policy,
+        config=setup.harness,
+        top_k=setup.config.top_k,
+        rollouts=setup.config.rollouts,
     )
 
 
 async def _run_mode(
-    questions: Sequence[Question],
-    mode: str,
-    corpus: Corpus,
-    config: EvalConfig,
-    policy: Policy | None,
-    advance: Callable[[], None],
+    questions: Sequence[Question], mode: str, setup: _Setup, advance: Callable[[], None]
 ) -> list[QuestionOutcome]:
-    gate = asyncio.Semaphore(config.concurrency)
-    label = _mode_label(mode, config)
+    gate = asyncio.Semaphore(setup.config.concurrency)
+    label = _mode_label(mode, setup.config)
 
     async def one(question: Question) -> QuestionOutcome:
         async with gate:
             started = time.perf_counter()
             try:
-                result = await _answer(question, mode, corpus, config, policy)
+                result = await _answer(question, mode, setup)
             except ModelServerError:
                 raise  # the model server is down or lacks the model: no point going on
             except Exception as exc:  # one bad question must not sink the whole run
@@ -228,7 +242,7 @@ async def _run_mode(
                 )
             latency = time.perf_counter() - started
         advance()
-        return score(question, label, result, latency, config.ks)
+        return score(question, label, result, latency, setup.config.ks)
 
     return list(await asyncio.gather(*(one(q) for q in questions)))
 
@@ -236,20 +250,18 @@ async def _run_mode(
 async def _run_modes(
     dataset: Dataset,
     modes: Sequence[str],
-    corpus: Corpus,
-    config: EvalConfig,
-    policy: Policy | None,
+    setup: _Setup,
     bar: Progress,
     outcomes: dict[str, list[QuestionOutcome]],
     walls: dict[str, float],
 ) -> None:
     # One event loop for every mode: a model client binds to the loop it first runs on.
     for mode in modes:
-        label = _mode_label(mode, config)
+        label = _mode_label(mode, setup.config)
         task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
         mode_started = time.perf_counter()
         outcomes[label] = await _run_mode(
-            dataset.questions, mode, corpus, config, policy, lambda t=task: bar.advance(t)
+            dataset.questions, mode, setup, lambda t=task: bar.advance(t)
         )
         walls[label] = time.perf_counter() - mode_started
         bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
@@ -280,15 +292,6 @@ def _progress(enabled: bool) -> Progress:
     )
 
 
-def _harness_threshold() -> int | None:
-    try:
-        from sift.graphs import HarnessConfig
-
-        return int(HarnessConfig().threshold)
-    except Exception:  # the figure only decorates the plot
-        return None
-
-
 def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool = True) -> EvalRun:
     """Runs the evaluation described by `config` and writes its reports."""
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -296,6 +299,11 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
     modes = parse_modes(config.modes)
     dataset = load_dataset(config.dataset, limit=config.limit)
     policy = _make_policy(config) if "agentic" in modes else None
+    from sift.graphs import HarnessConfig
+
+    # Read once (environment included) so that every question runs, and the report
+    # records, exactly the same limits.
+    harness = HarnessConfig()
 
     outcomes: dict[str, list[QuestionOutcome]] = {}
     walls: dict[str, float] = {}
@@ -309,7 +317,8 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
         )
         bar.update(index_task, completed=len(dataset.passages))
         try:
-            asyncio.run(_run_modes(dataset, modes, corpus, config, policy, bar, outcomes, walls))
+            setup = _Setup(corpus=corpus, config=config, harness=harness, policy=policy)
+            asyncio.run(_run_modes(dataset, modes, setup, bar, outcomes, walls))
         finally:
             corpus.close()
 
@@ -319,9 +328,8 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
         summaries.append(summary.model_copy(update={"wall_s": round(walls.get(label, 0.0), 3)}))
     recorded = config.model_dump(mode="json")
     recorded["modes"] = modes
-    threshold = _harness_threshold()
-    if threshold:
-        recorded["threshold"] = threshold
+    recorded["harness"] = harness.model_dump(mode="json")
+    recorded["threshold"] = harness.threshold_tokens
     report = EvalReport(
         dataset=DatasetInfo(
             name=dataset.name,

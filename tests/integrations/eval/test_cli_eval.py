@@ -1,0 +1,221 @@
+"""`sift eval` end to end on a tiny two-hop dataset built here: real store, real harness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sift.integrations.cli import app, main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+# Two-hop chains: the question names the first passage; its text names the second.
+CORPUS = [
+    {
+        "id": "t-film",
+        "title": "The Glass Orchard",
+        "text": "The Glass Orchard is a 1987 drama film directed by Miriam Okonkwo-Hale.",
+    },
+    {
+        "id": "t-director",
+        "title": "Miriam Okonkwo-Hale",
+        "text": "Miriam Okonkwo-Hale is a director born in Tallinn, Estonia, in 1951.",
+    },
+    {
+        "id": "t-river",
+        "title": "Vesterbrook River",
+        "text": "The Vesterbrook River flows through the town of Quillmoor in Norland.",
+    },
+    {
+        "id": "t-town",
+        "title": "Quillmoor",
+        "text": "Quillmoor is a market town whose mayor is Ansel Tiberg since 2004.",
+    },
+    {
+        "id": "t-band",
+        "title": "Copper Lanterns",
+        "text": "Copper Lanterns is a folk band founded by the fiddler Oona Brask.",
+    },
+    {
+        "id": "t-fiddler",
+        "title": "Oona Brask",
+        "text": "Oona Brask is a fiddler who studied music at the Harrowgate Conservatory.",
+    },
+    {
+        "id": "t-noise1",
+        "title": "Tallinn",
+        "text": "Tallinn is the capital of Estonia on the Baltic coast.",
+    },
+    {
+        "id": "t-noise2",
+        "title": "Folk music",
+        "text": "Folk music includes traditional songs passed down orally.",
+    },
+    {
+        "id": "t-noise3",
+        "title": "Drama film",
+        "text": "A drama film is a genre that relies on the emotional development of characters.",
+    },
+    {
+        "id": "t-noise4",
+        "title": "Market town",
+        "text": "A market town holds the right to host markets, distinct from a village.",
+    },
+]
+QUESTIONS = [
+    {
+        "id": "q1",
+        "question": "Where was the director of The Glass Orchard born?",
+        "answers": ["Tallinn"],
+        "type": "bridge",
+        "supporting_doc_ids": ["t-film", "t-director"],
+    },
+    {
+        "id": "q2",
+        "question": "Who is the mayor of the town the Vesterbrook River flows through?",
+        "answers": ["Ansel Tiberg"],
+        "type": "bridge",
+        "supporting_doc_ids": ["t-river", "t-town"],
+    },
+    {
+        "id": "q3",
+        "question": "Where did the founder of Copper Lanterns study music?",
+        "answers": ["Harrowgate Conservatory"],
+        "type": "bridge",
+        "supporting_doc_ids": ["t-band", "t-fiddler", "t-missing"],
+    },
+]
+
+
+def _dataset(folder: Path, corpus: list[dict] = CORPUS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
+    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in QUESTIONS))
+    return folder
+
+
+def _eval(tmp_path: Path, dataset: Path, *extra: str) -> tuple[int, str, Path]:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--out",
+            str(out),
+            "--store-cache",
+            str(tmp_path / "cache"),
+            "--embedder",
+            "hash",
+            "--quiet",
+            *extra,
+        ],
+    )
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output, out
+
+
+def test_eval_runs_every_mode_and_writes_every_report(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    code, output, out = _eval(tmp_path, dataset)
+    assert code == 0, output
+    for name in ("report.md", "report.json", "per_question.jsonl", "recall_at_k.png"):
+        assert (out / name).is_file(), name
+    assert (out / "recall_at_k.png").read_bytes()[:8] == PNG_MAGIC
+
+    report = json.loads((out / "report.json").read_text())
+    summaries = {s["mode"]: s for s in report["summaries"]}
+    assert list(summaries) == ["bm25", "dense", "hybrid", "agentic"]
+    assert report["dataset"]["absent_gold"] == {"q3": ["t-missing"]}
+    assert report["config"]["embedder"] == "hash"
+    assert report["index_rebuilt"] is True
+    # With 10 passages and k = 30 a single shot finds every gold that exists; the absent
+    # one keeps q3 at 2/3.
+    for mode in ("bm25", "dense", "hybrid"):
+        assert summaries[mode]["recall_at"]["30"] == pytest.approx((1 + 1 + 2 / 3) / 3)
+        assert summaries[mode]["all_gold_at"]["30"] == pytest.approx(2 / 3)
+    # BM25 ranks the passage named in each question first.
+    assert summaries["bm25"]["recall_at"]["2"] >= 0.5
+    agentic = summaries["agentic"]
+    assert agentic["questions"] == 3 and agentic["turns"] >= 1
+    assert agentic["errors"] == 0
+
+    rows = [json.loads(x) for x in (out / "per_question.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 * 3
+    q3 = next(r for r in rows if r["id"] == "q3" and r["mode"] == "bm25")
+    assert "t-missing" in q3["missed"] and q3["type"] == "bridge"
+    assert {"t-band", "t-fiddler"} <= set(q3["ranked"])
+    assert q3["found"] == ["t-band", "t-fiddler"]
+
+    markdown = (out / "report.md").read_text()
+    assert "| agentic |" in markdown and "sift eval" in markdown
+    assert "1 ids in 1 questions" in markdown
+    assert "bm25" in output  # the headline table is printed
+
+
+def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    code, output, out = _eval(tmp_path, dataset, "--modes", "bm25", "--limit", "1")
+    assert code == 0, output
+    code, output, out = _eval(tmp_path, dataset, "--modes", "bm25", "--limit", "1")
+    assert code == 0, output
+    assert json.loads((out / "report.json").read_text())["index_rebuilt"] is False
+
+    extra = {
+        "id": "t-missing",
+        "title": "Harrowgate Conservatory",
+        "text": "The Harrowgate Conservatory trained Copper Lanterns founder Oona Brask.",
+    }
+    _dataset(dataset, [*CORPUS, extra])
+    code, output, out = _eval(tmp_path, dataset, "--modes", "bm25,dense")
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert report["index_rebuilt"] is True
+    assert report["dataset"]["absent_gold"] == {}
+    bm25 = report["summaries"][0]
+    assert [s["mode"] for s in report["summaries"]] == ["bm25", "dense"]
+    # The passage that was absent is now indexed and found.
+    assert bm25["all_gold_at"]["30"] == 1.0
+
+
+def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "--dataset", str(dataset), "--modes", "bm25,telepathy"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown mode 'telepathy'" in err
+    assert "bm25, dense, hybrid, agentic" in err
+
+
+def test_bad_dataset_is_one_line_error_naming_the_problem(tmp_path: Path, capsys) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    (dataset / "questions.jsonl").unlink()
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--store-cache",
+                str(tmp_path / "c"),
+                "--out",
+                str(tmp_path / "o"),
+                "--quiet",
+            ]
+        )
+    assert exit_info.value.code == 2
+    assert "has no questions.jsonl" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    with pytest.raises(SystemExit):
+        main(["eval", "--dataset", str(dataset), "--policy", "oracle"])
+    assert "valid policies: heuristic, ollama" in capsys.readouterr().err
