@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from anyio import to_thread
 
 from sift.errors import InvalidPatternError, InvalidQueryError, ModelServerError
 from sift.filters import Filter
@@ -28,31 +27,19 @@ log = logging.getLogger("sift.http")
 PolicyName = Literal["heuristic", "ollama"]
 
 
+@dataclass(frozen=True, kw_only=True)
 class SearchPlan:
     """Everything one search needs, resolved from request + collection + server settings."""
 
-    def __init__(
-        self,
-        *,
-        question: str,
-        mode: Literal["agentic", "single_shot"],
-        top_k: int,
-        filters: Filter | None,
-        deadline_s: float,
-        grace_s: float,
-        policy: PolicyName = "heuristic",
-        rollouts: int = 1,
-        config: dict[str, Any] | None = None,
-    ) -> None:
-        self.question = question
-        self.mode = mode
-        self.top_k = top_k
-        self.filters = filters
-        self.deadline_s = deadline_s
-        self.grace_s = grace_s
-        self.policy = policy
-        self.rollouts = rollouts
-        self.config = config or {}
+    question: str
+    mode: Literal["agentic", "single_shot"]
+    top_k: int
+    filters: Filter | None
+    deadline_s: float
+    grace_s: float
+    policy: PolicyName = "heuristic"
+    rollouts: int = 1
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 def _policy(name: PolicyName) -> Policy | None:
@@ -95,9 +82,9 @@ async def run_search(
     """The search's result; bad input is a 422, an unreachable model server a 503."""
     try:
         if plan.mode == "single_shot":
+            # asyncio's thread hand-off can be abandoned at the timeout (anyio's waits).
             return await asyncio.wait_for(
-                to_thread.run_sync(_single_shot, plan, corpus),
-                plan.deadline_s + plan.grace_s,
+                asyncio.to_thread(_single_shot, plan, corpus), plan.deadline_s + plan.grace_s
             )
         try:
             return await asyncio.wait_for(
@@ -106,7 +93,7 @@ async def run_search(
         except TimeoutError:
             log.warning("harness overran its %.1f s deadline; answering single-shot",
                         plan.deadline_s)
-            result = await to_thread.run_sync(_single_shot, plan, corpus)
+            result = await asyncio.to_thread(_single_shot, plan, corpus)
             result = result.model_copy(update={
                 "stopped_because": "deadline",
                 "flags": [*result.flags, "deadline_fallback"],

@@ -109,3 +109,27 @@ def test_unit_scores(scores, expected):
     from sift.integrations.http._dify import unit_scores
 
     assert unit_scores(scores) == pytest.approx(expected)
+
+
+async def test_overrun_answers_single_shot_or_empty_never_raises(tmp_path: Path):
+    from sift.integrations.http._engine import SearchPlan, run_search
+    from sift.integrations.stores import open_store
+    from sift.types import Document
+
+    corpus = open_store(tmp_path / "s", embedder="hash")
+    try:
+        corpus.upsert([Document(id="a", title="A", text="the Loire is a river in France")])
+        # A zero deadline and grace: the agentic run is cut before it starts, so the
+        # answer is the single-shot fallback...
+        agentic = await run_search(SearchPlan(question="Loire river", mode="agentic", top_k=3,
+                                              filters=None, deadline_s=0.0, grace_s=0.0), corpus)
+        assert agentic.stopped_because == "deadline"
+        assert "deadline_fallback" in agentic.flags
+        assert [e.doc_id for e in agentic.evidence] == ["a"]
+        # ...and a single-shot search cut the same way is an empty answer, not an error.
+        shot = await run_search(SearchPlan(question="Loire river", mode="single_shot", top_k=3,
+                                           filters=None, deadline_s=0.0, grace_s=0.0), corpus)
+        assert shot.stopped_because == "deadline" and shot.evidence == []
+        assert "deadline_empty" in shot.flags
+    finally:
+        corpus.close()
