@@ -27,27 +27,11 @@ from langchain_core.messages import (
 
 from sift.errors import ModelServerError
 from sift.graphs.prompts import task_prompt
-from sift.integrations.ollama._parse import build_decision, expand_calls
-from sift.integrations.ollama._tools import MULTI_TOOL, tool_schemas
-from sift.types import Decision, Message, PolicyView, ToolCall
+from sift.integrations.ollama._parse import build_decision, expand_calls, group_batches
+from sift.integrations.ollama._tools import tool_schemas
+from sift.types import Decision, Message, PolicyView
 
 __all__ = ["ChatModelPolicy", "to_langchain_messages"]
-
-
-def _call_groups(calls: list[ToolCall]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(id, name, args) per call the model made: a batch is one multi_tool_use call."""
-    groups: list[tuple[str, str, dict[str, Any]]] = []
-    batches: dict[str, list[dict[str, Any]]] = {}
-    for n, call in enumerate(calls):
-        if call.batch_id is None:
-            groups.append((call.id or f"call_{n}", call.name, call.arguments))
-            continue
-        items = batches.get(call.batch_id)
-        if items is None:
-            items = batches[call.batch_id] = []
-            groups.append((call.batch_id, MULTI_TOOL, {"tool_calls": items}))
-        items.append({"name": call.name, "arguments": call.arguments})
-    return groups
 
 
 def to_langchain_messages(messages: list[Message]) -> list[BaseMessage]:
@@ -61,7 +45,7 @@ def to_langchain_messages(messages: list[Message]) -> list[BaseMessage]:
         elif m.role == "user":
             out.append(HumanMessage(content=m.content))
         elif m.role == "assistant":
-            groups = _call_groups(m.tool_calls)
+            groups = group_batches(m.tool_calls)
             pending = [(call_id, name) for call_id, name, _ in groups]
             extra = {"reasoning_content": m.thinking} if m.thinking else {}
             out.append(

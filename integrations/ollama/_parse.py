@@ -28,6 +28,7 @@ __all__ = [
     "build_decision",
     "expand_calls",
     "first_json_value",
+    "group_batches",
     "infer_tool_name",
     "parse_final",
     "parse_ollama_tool_error",
@@ -271,6 +272,23 @@ def expand_calls(
             args = _repair_base(name, args)
         calls.append(ToolCall(id=call_id, name=name or "<missing name>", arguments=args))
     return calls
+
+
+def group_batches(calls: Iterable[ToolCall]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The calls as the model wrote them, (id, name, arguments) each: the calls of one
+    batch become the one `multi_tool_use` call they came from, with the batch id."""
+    groups: list[tuple[str, str, dict[str, Any]]] = []
+    batches: dict[str, list[dict[str, Any]]] = {}
+    for n, call in enumerate(calls):
+        if call.batch_id is None:
+            groups.append((call.id or f"call_{n}", call.name, call.arguments))
+            continue
+        items = batches.get(call.batch_id)
+        if items is None:
+            items = batches[call.batch_id] = []
+            groups.append((call.batch_id, MULTI_TOOL, {"tool_calls": items}))
+        items.append({"name": call.name, "arguments": call.arguments})
+    return groups
 
 
 _OLLAMA_TOOL_ERROR = re.compile(r"error parsing tool call: raw='(.*)', err=", re.DOTALL)

@@ -30,12 +30,13 @@ from sift.integrations.ollama._client import (
 from sift.integrations.ollama._parse import (
     build_decision,
     expand_calls,
+    group_batches,
     parse_ollama_tool_error,
 )
 from sift.integrations.ollama._settings import OllamaSettings
-from sift.integrations.ollama._tools import MULTI_TOOL, tool_schemas
+from sift.integrations.ollama._tools import tool_schemas
 from sift.tokens import estimate_tokens
-from sift.types import Decision, Message, PolicyView, ToolCall
+from sift.types import Decision, Message, PolicyView
 
 __all__ = ["OllamaPolicy", "policy_from_settings", "render_messages"]
 
@@ -43,22 +44,6 @@ log = logging.getLogger("sift.integrations.ollama")
 
 
 # --------------------------------------------------------------------------- rendering
-
-
-def _render_calls(calls: list[ToolCall]) -> list[dict[str, Any]]:
-    """Assistant tool calls as the model wrote them: a batch becomes one multi_tool_use."""
-    out: list[dict[str, Any]] = []
-    batches: dict[str, list[dict[str, Any]]] = {}
-    for call in calls:
-        if call.batch_id is None:
-            out.append({"function": {"name": call.name, "arguments": call.arguments}})
-            continue
-        items = batches.get(call.batch_id)
-        if items is None:
-            items = batches[call.batch_id] = []
-            out.append({"function": {"name": MULTI_TOOL, "arguments": {"tool_calls": items}}})
-        items.append({"name": call.name, "arguments": call.arguments})
-    return out
 
 
 def render_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -71,7 +56,10 @@ def render_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 # gpt-oss reasons worse across tool turns when its own thinking is dropped.
                 item["thinking"] = m.thinking
             if m.tool_calls:
-                item["tool_calls"] = _render_calls(m.tool_calls)
+                item["tool_calls"] = [
+                    {"function": {"name": name, "arguments": args}}
+                    for _, name, args in group_batches(m.tool_calls)
+                ]
         elif m.role == "tool" and m.tool_name:
             item["tool_name"] = m.tool_name
         out.append(item)
@@ -82,14 +70,15 @@ def render_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 class _Shared:
-    """State shared by a policy and its forks: one HTTP client per event loop, the
-    model's details, and a cache of token estimates of message texts."""
+    """State shared by a policy and its forks: per event loop an HTTP client and the lock
+    of the model check; the model's details; a cache of token estimates of texts."""
 
     def __init__(self) -> None:
-        self.clients: dict[int, tuple[asyncio.AbstractEventLoop, ollama.AsyncClient]] = {}
+        self.loops: dict[
+            int, tuple[asyncio.AbstractEventLoop, ollama.AsyncClient, asyncio.Lock]
+        ] = {}
         self.family: str | None = None
         self.checked = False
-        self.check_lock: asyncio.Lock | None = None
         self.estimates: OrderedDict[str, int] = OrderedDict()
         self.warned = False
 
@@ -146,10 +135,13 @@ class OllamaPolicy:
         return twin
 
     async def aclose(self) -> None:
-        clients = list(self._shared.clients.values())
-        self._shared.clients.clear()
-        for _, client in clients:
-            await client.close()
+        """Closes the HTTP client of the running event loop (and forgets the others)."""
+        loops = list(self._shared.loops.values())
+        self._shared.loops.clear()
+        current = asyncio.get_running_loop()
+        for loop, client, _ in loops:
+            if loop is current:
+                await client.close()
 
     async def __aenter__(self) -> OllamaPolicy:
         return self
@@ -186,7 +178,7 @@ class OllamaPolicy:
         return request
 
     async def decide(self, view: PolicyView) -> Decision:
-        await self._check_model()
+        await self._check_model(view.budget)
         request = self.request_for(view)
         client = self._client()
         s = self.settings
@@ -221,33 +213,36 @@ class OllamaPolicy:
 
     # ---------------------------------------------------------------- internals
 
-    def _client(self) -> ollama.AsyncClient:
-        # httpx pools are bound to the loop that opened them; asyncio.run per question
-        # (the CLI's batch mode) must not reuse a pool of a closed loop.
+    def _per_loop(self) -> tuple[ollama.AsyncClient, asyncio.Lock]:
+        # httpx pools and asyncio locks are bound to the loop that first used them;
+        # asyncio.run per question (the CLI's batch mode) must not reuse a closed loop's.
         loop = asyncio.get_running_loop()
-        entry = self._shared.clients.get(id(loop))
+        loops = self._shared.loops
+        entry = loops.get(id(loop))
         if entry is None or entry[0] is not loop:
+            for key in [k for k, (other, _, _) in loops.items() if other.is_closed()]:
+                del loops[key]
             client = make_client(
                 self.settings.host,
                 timeout=self.settings.timeout,
                 connect_timeout=self.settings.connect_timeout,
             )
-            self._shared.clients[id(loop)] = (loop, client)
-            return client
-        return entry[1]
+            entry = loops[id(loop)] = (loop, client, asyncio.Lock())
+        return entry[1], entry[2]
 
-    async def _check_model(self) -> None:
+    def _client(self) -> ollama.AsyncClient:
+        return self._per_loop()[0]
+
+    async def _check_model(self, budget: int) -> None:
         """Once per policy: does Ollama have the model, and what family is it?"""
         shared = self._shared
         if shared.checked:
             return
-        if shared.check_lock is None:
-            shared.check_lock = asyncio.Lock()
-        async with shared.check_lock:
+        client, lock = self._per_loop()
+        async with lock:
             if shared.checked:
                 return
             s = self.settings
-            client = self._client()
             try:
                 info = await call_with_retries(
                     lambda: client.show(s.model),
@@ -266,6 +261,19 @@ class OllamaPolicy:
                 raise
             details = info.details
             shared.family = details.family if details is not None else None
+            trained = next(
+                (v for k, v in (info.modelinfo or {}).items() if k.endswith(".context_length")),
+                None,
+            )
+            window = s.context_window(budget)
+            if isinstance(trained, int) and trained < window:
+                log.warning(
+                    "model %r was trained for %d tokens of context; sift asks for %d "
+                    "(the budget plus the generation reserve): lower the budget",
+                    s.model,
+                    trained,
+                    window,
+                )
             capabilities = list(info.capabilities or [])
             if capabilities and "tools" not in capabilities:
                 raise ModelServerError(

@@ -467,3 +467,15 @@ async def test_a_bare_view_gets_the_harness_task_prompt(server):
         {"role": "user", "content": task_prompt(bare.question, 12)}
     ]
     await p.aclose()
+
+
+async def test_a_budget_beyond_the_trained_context_is_warned_about(server, caplog):
+    server.script(reply("x"))
+    p = policy(server)
+    with caplog.at_level(logging.WARNING, logger="sift.integrations.ollama"):
+        await p.decide(view(budget=200_000))
+    [record] = [r for r in caplog.records if "trained for" in r.getMessage()]
+    assert "131072" in record.getMessage()
+    # Still sent whole: Ollama would otherwise cut the prompt's start silently.
+    assert server.chat_requests()[0]["options"]["num_ctx"] >= 200_000
+    await p.aclose()
