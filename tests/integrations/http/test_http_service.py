@@ -55,6 +55,12 @@ def test_missing_or_malformed_header_is_1001(served, header):
     assert "Bearer" in message
 
 
+def test_auth_is_checked_before_the_body(served):
+    with served.client(key=None) as client:
+        _error(client.post("/retrieval", json={"unexpected": True}), 403, 1001)
+        _error(client.post("/v1/search", json={}), 403, 1001)
+
+
 def test_wrong_key_is_1002(served):
     with served.client(key="not-the-key-at-all") as client:
         _error(client.post("/retrieval"), 403, 1002)
