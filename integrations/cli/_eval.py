@@ -70,6 +70,10 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str | None, typer.Option(help="Ollama model (with --policy ollama).")
         ] = None,
+        ollama_host: Annotated[
+            str | None,
+            typer.Option("--ollama-host", help="Ollama address (default: $OLLAMA_HOST)."),
+        ] = None,
         rollouts: Annotated[
             int, typer.Option(min=1, max=16, help="Agentic rollouts fused by RRF.")
         ] = 1,
@@ -104,8 +108,8 @@ def register(app: typer.Typer) -> None:
 
         if policy not in POLICIES:
             raise EvalError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-        if model and policy != "ollama":
-            raise EvalError("--model applies to --policy ollama only")
+        if (model or ollama_host) and policy != "ollama":
+            raise EvalError("--model and --ollama-host apply to --policy ollama only")
         chosen = parse_modes(modes)
         config = EvalConfig(
             dataset=dataset,
@@ -113,6 +117,7 @@ def register(app: typer.Typer) -> None:
             limit=limit,
             policy=policy,  # type: ignore[arg-type]
             model=model,
+            policy_options={"host": ollama_host} if ollama_host else {},
             rollouts=rollouts,
             top_k=top_k,
             embedder=embedder,

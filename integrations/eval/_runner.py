@@ -50,6 +50,7 @@ MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "agentic")
 SINGLE_SHOT_MODES = frozenset({"bm25", "dense", "hybrid"})
 POLICIES: tuple[str, ...] = ("heuristic", "ollama")
 MANIFEST = "manifest.json"
+_SERVER_FAILURES = ("ModelServerError", "ModelNotFoundError")
 
 
 def default_store_cache() -> Path:
@@ -244,6 +245,14 @@ async def _run_mode(
         advance()
         return score(question, label, result, latency, setup.config.ks)
 
+    if mode == "agentic" and setup.config.policy != "heuristic" and questions:
+        # A model server that is down or lacks the model fails every episode the same
+        # way (the harness turns it into stopped_because "error"); one question first
+        # turns that into one clear error instead of hundreds of failed questions.
+        first = await one(questions[0])
+        if first.error and any(name in first.error for name in _SERVER_FAILURES):
+            raise EvalError(f"the agentic policy cannot run: {first.error}")
+        return [first, *await asyncio.gather(*(one(q) for q in questions[1:]))]
     return list(await asyncio.gather(*(one(q) for q in questions)))
 
 
@@ -265,6 +274,9 @@ async def _run_modes(
         )
         walls[label] = time.perf_counter() - mode_started
         bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
+    close = getattr(setup.policy, "aclose", None)
+    if close is not None:
+        await close()  # the model client's connections belong to this loop
 
 
 # --------------------------------------------------------------------------- the run
@@ -361,6 +373,8 @@ def _command_for(config: EvalConfig) -> str:
     args += ["--modes", ",".join(config.modes), "--policy", config.policy]
     if config.model:
         args += ["--model", config.model]
+    if config.policy_options.get("host"):
+        args += ["--ollama-host", str(config.policy_options["host"])]
     if config.rollouts > 1:
         args += ["--rollouts", str(config.rollouts)]
     args += ["--embedder", config.embedder, "--concurrency", str(config.concurrency)]

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from sift.integrations.cli import app, main
+from sift.integrations.ollama.testing import (
+    FakeOllama,
+    Reply,
+    final_answer,
+    refused_host,
+    reply,
+    tool_call,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -219,3 +228,84 @@ def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         main(["eval", "--dataset", str(dataset), "--policy", "oracle"])
     assert "valid policies: heuristic, ollama" in capsys.readouterr().err
+
+
+def test_rollouts_are_evaluated_as_their_own_mode(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    code, output, out = _eval(tmp_path, dataset, "--modes", "agentic", "--rollouts", "2")
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert [s["mode"] for s in report["summaries"]] == ["agentic-x2"]
+    assert report["config"]["rollouts"] == 2
+    assert report["summaries"][0]["errors"] == 0
+    assert report["summaries"][0]["recall_at"]["30"] > 0
+
+
+def _ollama_turn(body: dict) -> Reply:
+    """A model at the wire: search the question once, then return what it saw."""
+    tool_text = "\n".join(m.get("content", "") for m in body["messages"] if m["role"] == "tool")
+    if tool_text:
+        ids = re.findall(r"# DOCUMENT ID: (\S+)", tool_text)
+        return final_answer([(cid, "named in the question") for cid in ids[:3]])
+    question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
+    return reply(tool_calls=[tool_call("search_corpus", query=question)])
+
+
+def test_ollama_policy_at_the_wire(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path / "tiny")
+    with FakeOllama(models=("fake-searcher:1b",), responder=_ollama_turn) as server:
+        code, output, out = _eval(
+            tmp_path,
+            dataset,
+            "--modes",
+            "agentic",
+            "--policy",
+            "ollama",
+            "--model",
+            "fake-searcher:1b",
+            "--ollama-host",
+            server.host,
+        )
+        chats = server.chat_requests()
+    assert code == 0, output
+    assert {c["model"] for c in chats} == {"fake-searcher:1b"}
+    assert len(chats) == 2 * len(QUESTIONS)  # one search turn, one final turn each
+    report = json.loads((out / "report.json").read_text())
+    assert report["config"]["policy"] == "ollama"
+    assert report["config"]["model"] == "fake-searcher:1b"
+    agentic = report["summaries"][0]
+    assert agentic["errors"] == 0 and agentic["turns"] == 2
+    rows = [json.loads(x) for x in (out / "per_question.jsonl").read_text().splitlines()]
+    q1 = next(r for r in rows if r["id"] == "q1")
+    assert q1["ranked"][0] == "t-film"  # the model's first pick leads the evidence
+
+
+def test_unreachable_model_server_stops_the_run_with_one_error(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
+    dataset = _dataset(tmp_path / "tiny")
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--modes",
+                "agentic",
+                "--policy",
+                "ollama",
+                "--ollama-host",
+                refused_host(),
+                "--store-cache",
+                str(tmp_path / "c"),
+                "--embedder",
+                "hash",
+                "--out",
+                str(tmp_path / "o"),
+                "--quiet",
+            ]
+        )
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
