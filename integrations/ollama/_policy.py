@@ -12,7 +12,8 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import ollama
 from ollama import ResponseError
@@ -41,6 +42,8 @@ from sift.types import Decision, Message, PolicyView
 __all__ = ["OllamaPolicy", "policy_from_settings", "render_messages"]
 
 log = logging.getLogger("sift.integrations.ollama")
+
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -194,14 +197,7 @@ class OllamaPolicy:
                 return ChatReply(repaired_calls=calls)
 
         try:
-            reply = await call_with_retries(
-                attempt,
-                retries=s.retries,
-                backoff=s.backoff,
-                host=self.host,
-                model=s.model,
-                timeout=s.timeout,
-            )
+            reply = await self._retrying(attempt)
         except ToolParseError as exc:
             return Decision(
                 error=f"the model wrote a tool call that could not be read, "
@@ -233,6 +229,17 @@ class OllamaPolicy:
     def _client(self) -> ollama.AsyncClient:
         return self._per_loop()[0]
 
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        s = self.settings
+        return await call_with_retries(
+            attempt,
+            retries=s.retries,
+            backoff=s.backoff,
+            host=self.host,
+            model=s.model,
+            timeout=s.timeout,
+        )
+
     async def _check_model(self, budget: int) -> None:
         """Once per policy: does Ollama have the model, and what family is it?"""
         shared = self._shared
@@ -244,14 +251,7 @@ class OllamaPolicy:
                 return
             s = self.settings
             try:
-                info = await call_with_retries(
-                    lambda: client.show(s.model),
-                    retries=s.retries,
-                    backoff=s.backoff,
-                    host=self.host,
-                    model=s.model,
-                    timeout=s.timeout,
-                )
+                info = await self._retrying(lambda: client.show(s.model))
             except ModelServerError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ResponseError) and cause.status_code in (400, 405):

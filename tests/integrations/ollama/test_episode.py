@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
-
 from sift.graphs import HarnessConfig, asearch
 from sift.graphs.prompts import task_prompt
 from sift.integrations.ollama import OllamaPolicy
@@ -21,50 +19,11 @@ from sift.integrations.ollama.testing import (
     tool_call,
     tool_parse_error,
 )
-from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.types import Document
 
 QUESTION = "Which volcano buried Pompeii, and in which country is it?"
 
-DOCS = [
-    Document(
-        id="vesuvius",
-        title="Mount Vesuvius",
-        text="Mount Vesuvius is a volcano near Naples in Italy. It erupted in 79 AD "
-        "and buried the Roman town of Pompeii.",
-    ),
-    Document(
-        id="pompeii",
-        title="Pompeii",
-        text="Pompeii was a Roman town near Naples, buried under ash when Vesuvius erupted.",
-    ),
-    Document(
-        id="etna",
-        title="Mount Etna",
-        text="Mount Etna is an active volcano on the island of Sicily.",
-    ),
-    Document(
-        id="fuji",
-        title="Mount Fuji",
-        text="Mount Fuji is a volcano on Honshu and the highest mountain in Japan.",
-    ),
-    Document(
-        id="danube",
-        title="Danube",
-        text="The Danube is a river of Central Europe that flows into the Black Sea.",
-    ),
-]
-
 FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
 _BLOCK = re.compile(r"# DOCUMENT ID: (\S+)")
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    store = SqliteCorpus(tmp_path_factory.mktemp("ollama") / "store", embedder="hash")
-    assert not store.upsert(DOCS).failed
-    yield store
-    store.close()
 
 
 def seen_ids(body: dict[str, Any]) -> list[str]:
