@@ -27,7 +27,7 @@ from sift.types import (
 if TYPE_CHECKING:
     from sift.protocols import Corpus, Policy
 
-__all__ = ["asearch", "search", "single_shot"]
+__all__ = ["asearch", "check_question", "search", "single_shot"]
 
 T = TypeVar("T")
 OnEvent = Callable[[dict[str, Any]], None]
@@ -57,6 +57,19 @@ async def _episode(
     return last["result"]
 
 
+def check_question(question: object, limit: int) -> str:
+    """The question, stripped; empty, non-text or over-long questions are clear errors."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidQueryError("the question is empty")
+    text = question.strip()
+    if len(text) > limit:
+        raise InvalidQueryError(
+            f"the question is {len(text):,} characters long; the limit is {limit:,} "
+            "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
+        )
+    return text
+
+
 async def asearch(
     question: str,
     corpus: Corpus,
@@ -77,6 +90,7 @@ async def asearch(
     added when there are several rollouts.
     """
     settings = config if config is not None else HarnessConfig()
+    check_question(question, settings.max_question_chars)
     if not isinstance(rollouts, int) or rollouts < 1:
         raise ValueError(f"rollouts must be a positive integer; got {rollouts!r}")
     if top_k is not None and top_k < 1:
@@ -134,8 +148,7 @@ def single_shot(
     filters: Any = None,
 ) -> SearchResult:
     """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQueryError("the question must be a non-empty string")
+    question = check_question(question, HarnessConfig().max_question_chars)
     if top_k < 1:
         raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
     started = time.perf_counter()

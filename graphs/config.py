@@ -28,6 +28,8 @@ class HarnessConfig(BaseSettings):
     recursion_limit: int | None = Field(
         None, ge=8, description="LangGraph recursion limit; None derives 3*max_turns+10.")
     top_k: int = Field(30, ge=1, le=1000, description="Evidence items in the final result.")
+    max_question_chars: int = Field(
+        2000, ge=1, description="Longest question accepted; a longer one is a clear error.")
     search_mode: SearchMode = Field("hybrid", description="Store search mode of search_corpus.")
     search_max_chunks: int = Field(10, ge=1, le=100, description="Chunks per search_corpus.")
     grep_max_hits: int = Field(5, ge=1, le=100, description="Chunks per grep_corpus.")

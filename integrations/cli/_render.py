@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from sift.types import SearchResult
@@ -36,18 +35,24 @@ class EpisodeProgress:
         elif kind == "sift.tool_call":
             args = event.get("arguments") or {}
             argument = next(iter(args.values()), "") if isinstance(args, dict) else args
-            added = event.get("added")
-            suffix = f"  [green]+{len(added)}[/green]" if isinstance(added, list) else ""
             error = event.get("error")
-            if error:
-                suffix += f"  [red]{_short(error, 50)}[/red]"
+            suffix = f"  [red]{_short(error, 60)}[/red]" if error else ""
             self._console.print(
-                f"  {event.get('tool')}([cyan]{_short(argument, 50)!r}[/cyan]){suffix}",
+                f"  {event.get('tool')}([cyan]{_short(argument, 60)!r}[/cyan]){suffix}",
+                highlight=False,
+            )
+        elif kind == "sift.chunks_added":
+            added = event.get("chunk_ids") or []
+            self._console.print(
+                f"    [green]+{len(added)}[/green] from {event.get('tool')}"
+                f"([cyan]{_short(event.get('argument', ''), 40)!r}[/cyan])",
                 highlight=False,
             )
         elif kind == "sift.chunks_pruned":
-            pruned = event.get("chunk_ids") or event.get("pruned") or []
-            self._console.print(f"  [yellow]pruned {len(pruned)} chunks[/yellow]")
+            pruned = event.get("chunk_ids") or []
+            self._console.print(
+                f"  [yellow]pruned {len(pruned)} chunks[/yellow] by {event.get('by', 'policy')}"
+            )
         elif kind == "sift.token_usage":
             used, threshold = event.get("used"), event.get("threshold")
             if used is not None:
@@ -55,26 +60,30 @@ class EpisodeProgress:
 
 
 def print_result(console: Console, result: SearchResult, *, gold: set[str] | None = None) -> None:
-    table = Table(title=_short(result.question, 100), show_lines=False, expand=True)
-    table.add_column("#", justify="right", width=3)
-    table.add_column("chunk", no_wrap=True)
-    table.add_column("title", max_width=28)
-    table.add_column("found by", max_width=36)
-    table.add_column("text", ratio=1)
+    """Evidence as a numbered list: title and chunk id, provenance, justification, text.
+    A list reads at any terminal width, where a wide table would wrap into columns."""
+    console.print(f"[bold]{result.question}[/bold]", highlight=False)
     for rank, item in enumerate(result.evidence, start=1):
-        found = "; ".join(
-            f"{f.tool.removesuffix('_corpus')}({_short(f.argument, 24)!r})@{f.turn}"
+        line = Text(f"{rank:>2}. ", style="bold")
+        line.append(item.title or item.doc_id, style="bold")
+        line.append(f"  {item.chunk_id}", style="dim")
+        if gold is not None and item.doc_id in gold:
+            line.append("  ✔ gold", style="bold green")
+        console.print(line)
+        found = ", ".join(
+            f"{f.tool.removesuffix('_corpus')}({_short(f.argument, 40)!r}) turn {f.turn}"
             for f in item.found_by[:2]
         )
-        title = Text(item.title)
-        if gold is not None and item.doc_id in gold:
-            title.append(" ✔", style="bold green")
-        table.add_row(str(rank), item.chunk_id, title, found, _short(item.text, 160))
-    console.print(table)
+        if found:
+            console.print(Text(f"    found by {found}", style="cyan"))
+        if item.justification:
+            console.print(Text(f"    {_short(item.justification, 200)}", style="italic"))
+        console.print(Text(f"    {_short(item.text, 200)}"))
     usage = result.usage
     console.print(
         f"[dim]{result.mode}: {usage.turns} turns, {usage.tool_calls} tool calls, "
-        f"peak {usage.peak_context_tokens} context tokens, "
+        f"peak {usage.peak_context_tokens:,} context tokens, "
+        f"{usage.final_evidence_tokens:,} evidence tokens, "
         f"stopped because {result.stopped_because}"
         + (f" ({result.error})" if result.error else "")
         + "[/dim]",

@@ -77,18 +77,6 @@ def _policy(name: PolicyName, *, model: str | None, host: str | None, think: str
     return policy_from_settings(**overrides)
 
 
-def _check_question(question: str, limit: int) -> str:
-    text = question.strip()
-    if not text:
-        raise InvalidQueryError("the question is empty")
-    if len(text) > limit:
-        raise InvalidQueryError(
-            f"the question is {len(text):,} characters long; the limit is {limit:,} "
-            "(set SIFT_MAX_QUESTION_CHARS to change it)"
-        )
-    return text
-
-
 async def _run_one(
     question: str,
     corpus: Corpus,
@@ -158,7 +146,6 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
     ) -> None:
         """Search the store: agentic multi-step search by default."""
-        from sift.graphs import HarnessConfig
 
         if mode not in ("hybrid", "bm25", "dense"):
             raise typer.BadParameter(f"--mode {mode!r}: valid modes are hybrid, bm25, dense")
@@ -166,7 +153,6 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"--policy {policy!r}: valid policies are heuristic, ollama")
         if (question is None) == (questions is None):
             raise typer.BadParameter("give either a QUESTION or --questions FILE, not both or none")
-        limit = HarnessConfig().max_question_chars
         spec = parse_filters(filters or [])
         chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)  # type: ignore[arg-type]
         corpus = open_store(store, create=False)
@@ -181,7 +167,7 @@ def register(app: typer.Typer) -> None:
         out = Console(soft_wrap=True)
         try:
             if questions is None:
-                text = _check_question(question or "", limit)
+                text = question or ""
                 progress = EpisodeProgress(err_console, enabled=not quiet and not single_shot)
                 result = asyncio.run(run(text, progress))
                 if as_json:
@@ -196,12 +182,11 @@ def register(app: typer.Typer) -> None:
                     err_console.print(f"[red]{questions}:{number}[/red]: {record}", highlight=False)
                     continue
                 try:
-                    text = _check_question(record["question"], limit)
+                    result = asyncio.run(run(record["question"], None))
                 except InvalidQueryError as exc:
                     failures += 1
                     err_console.print(f"[red]{questions}:{number}[/red]: {exc}", highlight=False)
                     continue
-                result = asyncio.run(run(text, None))
                 line = {"id": record.get("id"), **result.model_dump(mode="json")}
                 sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
