@@ -86,6 +86,22 @@ def _serve(app: object) -> tuple[uvicorn.Server, threading.Thread, str]:
     return server, thread, f"http://127.0.0.1:{port}"
 
 
+@pytest.fixture
+def start_server() -> Iterator[object]:
+    """Starts more servers (other settings) for one test; stops them afterwards."""
+    started: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def start(app: object) -> str:
+        server, thread, url = _serve(app)
+        started.append((server, thread))
+        return url
+
+    yield start
+    for server, thread in started:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("collections")
