@@ -415,7 +415,9 @@ class SqliteCorpus:
         vector_rows: list[tuple[int, bytes]] = []
         grep_rows: list[tuple[int, str]] = []
         lexical_rows: list[tuple[int, str, str]] = []
-        matrices: list[np.ndarray] = []
+        # One normalisation for the whole batch; rows follow the documents' chunk order.
+        vectors = _normalise(np.vstack([item.vectors for item in prepared]))
+        row = 0
         added = updated = 0
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -439,7 +441,8 @@ class SqliteCorpus:
                         len(item.chunks),
                     )
                 )
-                matrix = _normalise(item.vectors)
+                matrix = vectors[row : row + len(item.chunks)]
+                row += len(item.chunks)
                 tokens = item.tokens or tuple(_tokens(c.text) for c in item.chunks)
                 for i, chunk in enumerate(item.chunks):
                     cid = next_chunk + i
@@ -449,7 +452,6 @@ class SqliteCorpus:
                     vector_rows.append((cid, matrix[i].tobytes()))
                     grep_rows.append((cid, chunk.text))
                     lexical_rows.append((cid, doc.title, chunk.text))
-                matrices.append(matrix)
                 next_doc += 1
                 next_chunk += len(item.chunks)
             conn.executemany(
@@ -484,9 +486,7 @@ class SqliteCorpus:
         self._lexical.add(lexical_rows)
         self._vectors.remove(removed)
         if len(new_ids):
-            self._vectors.add(
-                np.arange(first_chunk, next_chunk, dtype=np.int64), np.vstack(matrices)
-            )
+            self._vectors.add(np.arange(first_chunk, next_chunk, dtype=np.int64), vectors)
         return len(new_ids)
 
     @staticmethod
