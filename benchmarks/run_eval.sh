@@ -37,11 +37,14 @@ reports = [
     for ds in ("hotpotqa", "musique", "2wikimultihopqa")
 ]
 machine = reports[0].machine
+cpu = sum(r.cpu_s for r in reports)
 text = [
     "# sift eval: the three shared dev sets",
     "",
     "Regenerate with `bash benchmarks/run_eval.sh" + (f" {extra}" if extra else "") + "`"
-    f" (all three datasets, every no-model mode: {elapsed} s wall in total, indexing included).",
+    f" (all three datasets, every no-model mode: {elapsed} s wall in total, indexing"
+    f" included, {cpu:.0f} s CPU; load average at the end"
+    f" {machine.get('load_average_1_5_15')}).",
     "",
     f"Machine: {machine.get('cpu_model', machine.get('processor'))}, "
     f"{machine.get('usable_cpus')} usable CPUs, Python {machine.get('python')}, "

@@ -72,6 +72,7 @@ class ModeSummary(BaseModel):
     errors: int
     stopped_because: dict[str, int]
     wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 def score(

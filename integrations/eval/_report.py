@@ -51,6 +51,8 @@ class EvalReport(BaseModel):
     index_s: float
     index_rebuilt: bool
     total_s: float
+    # CPU seconds of the whole run (every thread): what the run costs whatever the load.
+    cpu_s: float = 0.0
     summaries: list[ModeSummary]
 
 
@@ -161,8 +163,8 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
         "",
         "| mode | turns | calls/turn | peak context tokens (mean / max) "
         "| final evidence tokens | prune accuracy (questions) | latency p50 / p95 (s) "
-        "| errors | stopped because |",
-        "| --- " * 9 + "|",
+        "| errors | stopped because | mode wall / CPU (s) |",
+        "| --- " * 10 + "|",
     ]
     for s in report.summaries:
         stops = ", ".join(f"{k} {v}" for k, v in sorted(s.stopped_because.items()))
@@ -172,7 +174,7 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
             f"| {s.final_evidence_tokens:,.0f} "
             f"| {_fmt(s.prune_accuracy)} ({s.questions_with_pruning}) "
             f"| {_fmt(s.latency_p50_s)} / {_fmt(s.latency_p95_s)} "
-            f"| {s.errors} | {stops} |"
+            f"| {s.errors} | {stops} | {s.wall_s:.1f} / {s.cpu_s:.1f} |"
         )
     lines += ["", "## Notes", ""]
     lines.append(
@@ -194,7 +196,7 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
         f"{report.machine.get('load_average_1_5_15', 'unknown')} at the end); "
         f"indexing took {report.index_s:.1f} s"
         + (" (rebuilt)" if report.index_rebuilt else " (cached store)")
-        + f"; the whole run {report.total_s:.1f} s."
+        + f"; the whole run {report.total_s:.1f} s wall, {report.cpu_s:.1f} s CPU."
     )
     lines += ["", "## Command", "", "```", report.command, "```", ""]
     if plots:

@@ -263,16 +263,19 @@ async def _run_modes(
     bar: Progress,
     outcomes: dict[str, list[QuestionOutcome]],
     walls: dict[str, float],
+    cpus: dict[str, float],
 ) -> None:
     # One event loop for every mode: a model client binds to the loop it first runs on.
     for mode in modes:
         label = _mode_label(mode, setup.config)
         task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
         mode_started = time.perf_counter()
+        cpu_started = time.process_time()
         outcomes[label] = await _run_mode(
             dataset.questions, mode, setup, lambda t=task: bar.advance(t)
         )
         walls[label] = time.perf_counter() - mode_started
+        cpus[label] = time.process_time() - cpu_started
         bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
     close = getattr(setup.policy, "aclose", None)
     if close is not None:
@@ -308,6 +311,7 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
     """Runs the evaluation described by `config` and writes its reports."""
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
+    cpu_started = time.process_time()
     modes = parse_modes(config.modes)
     dataset = load_dataset(config.dataset, limit=config.limit)
     policy = _make_policy(config) if "agentic" in modes else None
@@ -319,6 +323,7 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
 
     outcomes: dict[str, list[QuestionOutcome]] = {}
     walls: dict[str, float] = {}
+    cpus: dict[str, float] = {}
     with _progress(progress) as bar:
         index_task = bar.add_task(f"{dataset.name}: index", total=len(dataset.passages))
         corpus, rebuilt, index_s = open_cached_store(
@@ -330,14 +335,18 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
         bar.update(index_task, completed=len(dataset.passages))
         try:
             setup = _Setup(corpus=corpus, config=config, harness=harness, policy=policy)
-            asyncio.run(_run_modes(dataset, modes, setup, bar, outcomes, walls))
+            asyncio.run(_run_modes(dataset, modes, setup, bar, outcomes, walls, cpus))
         finally:
             corpus.close()
 
     summaries = []
     for label, items in outcomes.items():
         summary = summarize(label, items, config.ks)
-        summaries.append(summary.model_copy(update={"wall_s": round(walls.get(label, 0.0), 3)}))
+        timing = {
+            "wall_s": round(walls.get(label, 0.0), 3),
+            "cpu_s": round(cpus.get(label, 0.0), 3),
+        }
+        summaries.append(summary.model_copy(update=timing))
     recorded = config.model_dump(mode="json")
     recorded["modes"] = modes
     recorded["harness"] = harness.model_dump(mode="json")
@@ -360,6 +369,7 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
         index_s=round(index_s, 3),
         index_rebuilt=rebuilt,
         total_s=round(time.perf_counter() - started, 3),
+        cpu_s=round(time.process_time() - cpu_started, 3),
         summaries=summaries,
     )
     files = write_report(report, outcomes, config.out_dir(dataset.name))
