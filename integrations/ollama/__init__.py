@@ -10,16 +10,14 @@ OllamaSettings. `sift.integrations.ollama.testing` ships a loopback fake Ollama.
 
 from __future__ import annotations
 
-from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings, render_messages
+from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings
 from sift.integrations.ollama._settings import OllamaSettings, ThinkLevel
-from sift.integrations.ollama._tools import TOOL_NAMES, tool_schemas
+from sift.integrations.ollama._tools import tool_schemas
 
 __all__ = [
-    "TOOL_NAMES",
     "OllamaPolicy",
     "OllamaSettings",
     "ThinkLevel",
     "policy_from_settings",
-    "render_messages",
     "tool_schemas",
 ]

@@ -26,6 +26,7 @@ from sift.types import Decision, FinalDocument, PolicyView, ToolCall
 __all__ = [
     "UNPARSED_KEY",
     "build_decision",
+    "calls_in_content",
     "expand_calls",
     "first_json_value",
     "group_batches",
@@ -377,6 +378,32 @@ def parse_final(
 
 # --------------------------------------------------------------------------- decisions
 
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def calls_in_content(content: str, *, id_prefix: str) -> list[ToolCall]:
+    """Tool calls a model wrote as its answer text instead of calling (a JSON object or
+    array and nothing else, naming a known tool or shaped like one); else none."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if not text.startswith(("{", "[")):
+        return []
+    try:
+        value = first_json_value(text)
+    except ValueError:
+        return []
+    if isinstance(value, Mapping) and isinstance(value.get("name"), str):
+        name = normalise_name(value["name"])
+        args = value.get("arguments", value.get("parameters", {}))
+    else:
+        name, args = infer_tool_name(value) or "", value
+    if name not in (*BASE_TOOLS, MULTI_TOOL):
+        return []
+    return expand_calls([(name, args)], id_prefix=id_prefix)
+
+
 
 def build_decision(
     calls: list[ToolCall],
@@ -396,6 +423,17 @@ def build_decision(
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
     }
+    calls = calls or calls_in_content(content, id_prefix=f"t{view.turn}")
+    unread = [c for c in calls if c.name == MULTI_TOOL]
+    if unread:
+        # The harness knows only the four tools; a batch whose calls could not be read
+        # is explained to the model here, with the shape it should have used.
+        shown = json.dumps(unread[0].arguments, ensure_ascii=False, default=str)[:300]
+        return Decision(
+            error="multi_tool_use needs {\"tool_calls\": [{\"name\": <tool>, "
+            f"\"arguments\": {{...}}}}, ...]}}; got {shown}",
+            **common,
+        )
     if calls:
         return Decision(tool_calls=calls, **common)
     known = set(view.seen) | {seen.chunk.doc_id for seen in view.seen.values()}

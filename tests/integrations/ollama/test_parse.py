@@ -6,6 +6,7 @@ import pytest
 
 from sift.integrations.ollama._parse import (
     UNPARSED_KEY,
+    calls_in_content,
     expand_calls,
     first_json_value,
     parse_final,
@@ -208,3 +209,36 @@ def test_plain_list_of_ids_accepts_only_ids_the_episode_saw():
 def test_prose_is_not_an_answer():
     final, from_thinking = parse_final("I could not find anything useful.", "hmm", {"a_0"})
     assert final is None and from_thinking is False
+
+
+# --------------------------------------------------------------------------- calls as text
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"name": "search_corpus", "arguments": {"query": "a"}}', [("search_corpus", None)]),
+        ('```json\n{"pattern": "\\d{4}"}\n```', [("grep_corpus", None)]),
+        (
+            '[{"name": "search_corpus", "arguments": {"query": "a"}},'
+            ' {"name": "read_document", "arguments": {"doc_id": "d"}}]',
+            [("search_corpus", "t4_0"), ("read_document", "t4_0")],
+        ),
+    ],
+)
+def test_calls_written_as_the_answer_text_are_run(content, expected):
+    calls = calls_in_content(content, id_prefix="t4")
+    assert [(c.name, c.batch_id) for c in calls] == expected
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        'The answer is {"query": "a"} I think',  # prose around it: not a call
+        '{"name": "web_search", "arguments": {}}',  # no such tool
+        '{"title": "x"}',  # nothing tool-shaped
+        "<Document id=a_0>",
+    ],
+)
+def test_text_that_is_not_a_call_stays_text(content):
+    assert calls_in_content(content, id_prefix="t") == []

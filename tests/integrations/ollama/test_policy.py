@@ -479,3 +479,23 @@ async def test_a_budget_beyond_the_trained_context_is_warned_about(server, caplo
     # Still sent whole: Ollama would otherwise cut the prompt's start silently.
     assert server.chat_requests()[0]["options"]["num_ctx"] >= 200_000
     await p.aclose()
+
+
+async def test_a_call_written_as_text_is_run_rather_than_ending_the_episode(server):
+    server.script(reply('{"name": "functions.search_corpus", "arguments": {"query": "q"}}'))
+    p = policy(server)
+    decision = await p.decide(view())
+    assert [(c.name, c.arguments) for c in decision.tool_calls] == [
+        ("search_corpus", {"query": "q"})
+    ]
+    await p.aclose()
+
+
+async def test_an_unreadable_batch_is_explained_to_the_model(server):
+    server.script(reply(tool_calls=[("multi_tool_use", {"tool_calls": "search a, then b"})]))
+    p = policy(server)
+    decision = await p.decide(view())
+    assert decision.tool_calls == []
+    assert decision.error.startswith('multi_tool_use needs {"tool_calls": [{"name": <tool>,')
+    assert "search a, then b" in decision.error
+    await p.aclose()
