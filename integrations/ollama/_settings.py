@@ -40,7 +40,7 @@ class OllamaSettings(BaseSettings):
     )
     host: str | None = Field(
         None,
-        validation_alias=AliasChoices("host", "SIFT_OLLAMA_HOST", "OLLAMA_HOST"),
+        validation_alias=AliasChoices("SIFT_OLLAMA_HOST", "OLLAMA_HOST"),
         description="Ollama address; default http://127.0.0.1:11434.",
     )
     think: ThinkLevel | bool | None = Field(

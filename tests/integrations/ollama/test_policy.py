@@ -499,3 +499,13 @@ async def test_an_unreadable_batch_is_explained_to_the_model(server):
     assert decision.error.startswith('multi_tool_use needs {"tool_calls": [{"name": <tool>,')
     assert "search a, then b" in decision.error
     await p.aclose()
+
+
+def test_host_comes_from_sift_then_ollama_variables_never_a_bare_host(monkeypatch):
+    monkeypatch.setenv("HOST", "my-laptop")  # zsh and some containers export HOST
+    assert OllamaSettings().host is None
+    monkeypatch.setenv("OLLAMA_HOST", "http://10.0.0.2:11434")
+    assert OllamaSettings().host == "http://10.0.0.2:11434"
+    monkeypatch.setenv("SIFT_OLLAMA_HOST", "http://10.0.0.3:11434")
+    assert OllamaSettings().host == "http://10.0.0.3:11434"
+    assert OllamaPolicy(host="http://10.0.0.4:11434").host == "http://10.0.0.4:11434"
