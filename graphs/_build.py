@@ -122,7 +122,9 @@ def build_graph(
         planned = await policy_step(episode, chosen, counter, _writer())
         return {"episode": episode, "planned": planned}
 
-    def dispatch(state: EpisodeState) -> list[Send] | str:
+    # Routers are coroutines: LangGraph would run plain functions in a worker thread,
+    # a thread hop per turn that costs milliseconds on a busy machine.
+    async def dispatch(state: EpisodeState) -> list[Send] | str:
         episode = state["episode"]
         if episode.stopped is not None:
             return "finalize"
@@ -151,7 +153,7 @@ def build_graph(
                 counter, rank, _writer())
         return {"episode": episode, "outcomes": None, "planned": []}
 
-    def after_budget(state: EpisodeState) -> str:
+    async def after_budget(state: EpisodeState) -> str:
         return "finalize" if state["episode"].stopped is not None else "policy"
 
     async def finish(state: EpisodeState) -> dict[str, Any]:

@@ -113,6 +113,8 @@ class Episode:
     flags: list[str] = field(default_factory=list)
     turn_clock: float = 0.0
     over_budget_entry: Entry | None = None
+    # Token count of each chunk text the episode has rendered (chunk id -> tokens).
+    token_cache: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ tokens
 
@@ -175,11 +177,16 @@ class Episode:
     def make_block(self, chunk: Chunk, counter: TokenCounter) -> Block:
         tokens = self.chunk_tokens(chunk, counter)
         text = block_text(chunk.chunk_id, tokens, chunk.text)
-        return Block(chunk.chunk_id, text, counter.count(text), entry=-1)
+        # Header and text are counted apart (the text's count is cached), plus one for the
+        # line break between them: counting is the costliest step of a turn.
+        header = len(text) - len(chunk.text)
+        return Block(chunk.chunk_id, text, counter.count(text[:header]) + 1 + tokens, entry=-1)
 
     def chunk_tokens(self, chunk: Chunk, counter: TokenCounter) -> int:
-        seen = self.seen.get(chunk.chunk_id)
-        return seen.tokens if seen is not None else counter.count(chunk.text)
+        tokens = self.token_cache.get(chunk.chunk_id)
+        if tokens is None:
+            tokens = self.token_cache[chunk.chunk_id] = counter.count(chunk.text)
+        return tokens
 
     def surface(self, chunk: Chunk, tokens: int, found_by: FoundBy, rank: int) -> bool:
         """Records that a tool showed `chunk`; True when the episode had not seen it."""

@@ -190,13 +190,16 @@ def resolve_prune(planned: PlannedCall, episode: Episode) -> ToolOutcome:
     """Maps prune ids to live chunk ids; a document id stands for its chunks."""
     known: list[Chunk] = []
     unknown: list[str] = []
-    by_doc: dict[str, list[str]] = {}
-    for chunk_id, seen in episode.seen.items():
-        by_doc.setdefault(seen.chunk.doc_id, []).append(chunk_id)
+    by_doc: dict[str, list[str]] | None = None
     for wanted in planned.prune_ids:
         if wanted in episode.seen:
             known.append(episode.seen[wanted].chunk)
-        elif wanted in by_doc:
+            continue
+        if by_doc is None:
+            by_doc = {}
+            for chunk_id, seen in episode.seen.items():
+                by_doc.setdefault(seen.chunk.doc_id, []).append(chunk_id)
+        if wanted in by_doc:
             known += [episode.seen[c].chunk for c in by_doc[wanted]]
         else:
             unknown.append(wanted)
