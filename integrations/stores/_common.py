@@ -146,11 +146,11 @@ def prepare_documents(
     texts = [_embed_text(c) for _, chunks, _ in chunked for c in chunks]
     try:
         matrix = _embed(embedder, texts)
-    except Exception:
+    except Exception as exc:
         if len(chunked) <= 1:
             if chunked:
                 failed.append(
-                    DocumentFailure(doc_id=chunked[0][0].id, error=_embed_error(embedder))
+                    DocumentFailure(doc_id=chunked[0][0].id, error=_embed_error(embedder, exc))
                 )
             return [], failed
         # Find the culprit document(s) one by one; the rest still ingest.
@@ -188,8 +188,8 @@ def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return matrix
 
 
-def _embed_error(embedder: Embedder) -> str:
-    return f"embedding with {embedder.name!r} failed"
+def _embed_error(embedder: Embedder, exc: Exception) -> str:
+    return f"embedding with {embedder.name!r} failed: {_first_line(exc)}"
 
 
 def embed_query(embedder: Embedder, query: str, vector: np.ndarray | None) -> np.ndarray:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import tantivy
 
+from sift.errors import CorpusError
+
 __all__ = ["LexicalIndex"]
 
 _FORMAT = 1  # bump when the tantivy schema or tokenisation changes: forces a rebuild
@@ -78,8 +80,20 @@ class LexicalIndex:
 
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
-            self._writer = self._index.writer(heap_size=self._heap, num_threads=1)
+            try:
+                self._writer = self._index.writer(heap_size=self._heap, num_threads=1)
+            except ValueError as exc:
+                # tantivy allows one writer per index: another process is writing.
+                raise CorpusError(
+                    f"the store's BM25 index at {self._dir} is locked by another process "
+                    f"that is writing to this store; write from one process at a time ({exc})"
+                ) from None
         return self._writer
+
+    def lock(self) -> None:
+        """Takes tantivy's writer lock now, so a second writing process is refused before
+        anything is written rather than after."""
+        self._w()
 
     def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
         writer = self._w()

@@ -306,6 +306,7 @@ class SqliteCorpus:
         report = UpsertReport()
         with self._write_lock, ThreadPoolExecutor(1, thread_name_prefix="sift-prepare") as pool:
             self._conn()
+            self._lexical.lock()
             pending: _Batch | None = None
             written_since_commit = 0
             for batch in self._batches(documents, report, on_progress):
@@ -518,6 +519,7 @@ class SqliteCorpus:
             return 0
         with self._write_lock:
             conn = self._conn()
+            self._lexical.lock()
             removed: list[int] = []
             count = 0
             conn.execute("BEGIN IMMEDIATE")

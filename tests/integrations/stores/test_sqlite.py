@@ -108,6 +108,21 @@ def test_open_store_and_reopen_keep_everything(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_second_writer_is_refused_before_writing(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash") as first:
+        first.upsert(docs(2))
+        with SqliteCorpus(path) as second:
+            assert second.search("Uniqued1word", k=1, mode="bm25")[0].chunk.doc_id == "d1"
+            with pytest.raises(CorpusError, match="another process"):
+                second.upsert(docs(1, prefix="late"))
+            with pytest.raises(CorpusError, match="another process"):
+                second.delete(["d0"])
+            assert second.stats().documents == 2
+        first.upsert(docs(1, prefix="late"))
+        assert first.stats().documents == 3
+
+
 def test_unknown_fusion_lists_valid_names(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="relative_score, rrf"):
         SqliteCorpus(tmp_path / "s", embedder="hash", fusion="magic")
