@@ -26,6 +26,11 @@ from sift.graphs.policies._plan_text import (
 )
 from sift.types import SeenChunk
 
+# How many anchor documents are searched for links, and the step down of each further
+# chunk of one document in the ranking.
+MAX_ANCHOR_DOCS = 6
+SAME_DOC_STEP = 1.0
+
 __all__ = ["ChunkScore", "Weights", "bridge_spans", "score_chunks"]
 
 
@@ -39,6 +44,9 @@ class Weights:
     rank: float = 0.5
     link: float = 2.0
     multi: float = 0.0
+    # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
+    # evidence (coverage alone favours long chunks, which mention more words by chance).
+    length: float = 0.2
 
 
 @dataclass
@@ -139,19 +147,30 @@ def score_chunks(
             + weights.coverage * cs.coverage
             + weights.rank * rank_part
             + weights.multi * min(len({f.argument for f in sc.found_by}) - 1, 2)
+            - weights.length * math.log2(max(sc.tokens, 16) / 128)
         )
         scores[cid] = cs
 
     # Second hop: a page whose title is written in an anchor's text, near the words of
     # the question, is the page the anchor points to.
-    anchors = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))[:6]
-    top = anchors[0].score if anchors else 1.0
+    # An anchor is a document: the text of all its surfaced chunks, in order.
+    ordered = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
+    top = ordered[0].score if ordered else 1.0
+    pieces: dict[str, list[SeenChunk]] = {}
+    for sc in seen.values():
+        pieces.setdefault(sc.chunk.doc_id, []).append(sc)
     anchor_info = []
-    for a in anchors:
-        if not (a.title_entity or a.coverage >= 0.3):
+    anchor_docs: set[str] = set()
+    for a in ordered:
+        doc_id = seen[a.chunk_id].chunk.doc_id
+        if doc_id in anchor_docs or not (a.title_entity or a.coverage >= 0.3):
             continue
-        low = seen[a.chunk_id].chunk.text.lower()
+        anchor_docs.add(doc_id)
+        parts = sorted(pieces[doc_id], key=lambda p: p.chunk.index)
+        low = " ".join(p.chunk.text for p in parts).lower()
         anchor_info.append((a, low, _cue_positions(plan, low)))
+        if len(anchor_docs) >= MAX_ANCHOR_DOCS:
+            break
     entity_keys = {e.lower() for e in plan.entities}
     for cid, cs in scores.items():
         title_n = norm_title(seen[cid].chunk.title)
@@ -176,7 +195,19 @@ def score_chunks(
                 if strength > best:
                     best, cs.linked_from = strength, a.chunk_id
         cs.score += weights.link * best
-    return sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
+    return _spread_documents(sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id)), seen)
+
+
+def _spread_documents(ranked: list[ChunkScore], seen: dict[str, SeenChunk]) -> list[ChunkScore]:
+    """Later chunks of an already ranked document step down a little, so that one long
+    page does not crowd out the other hops' pages."""
+    per_doc: dict[str, int] = {}
+    for s in ranked:
+        doc_id = seen[s.chunk_id].chunk.doc_id
+        n = per_doc.get(doc_id, 0)
+        per_doc[doc_id] = n + 1
+        s.score -= SAME_DOC_STEP * n
+    return sorted(ranked, key=lambda s: (-s.score, s.chunk_id))
 
 
 def _cue_positions(plan: QuestionPlan, low_text: str) -> list[int]:
@@ -236,10 +267,14 @@ def bridge_spans(
         key = span.lower()
         if key in seen_spans or len(key) < 3 or key in q_low or key in own or own in key:
             continue
-        if key in STOPWORDS or key.isdigit():
+        if key in STOPWORDS or not any(c.isalpha() for c in key):
             continue
         seen_spans.add(key)
         score = proximity(cue_pos, pos) + 0.1 * min(span.count(" "), 3)
+        if " " not in span and (pos == 0 or text[:pos].rstrip()[-1:] in {".", "!", "?", ";"}):
+            # A lone capitalised word opening a sentence is as often a plain word
+            # ("Filming took place ...") as a name.
+            score *= 0.5
         ranked.append((-score, pos, span))
     ranked.sort()
     return [(span, -neg) for neg, _, span in ranked[:limit]]

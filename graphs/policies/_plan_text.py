@@ -118,12 +118,15 @@ def _is_cap(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit()
 
 
-def candidate_spans(text: str, *, skip_first: bool = False) -> list[tuple[str, int]]:
+def candidate_spans(
+    text: str, *, skip_first: bool = False, prose: bool = False
+) -> list[tuple[str, int]]:
     """Name-like spans of capitalised words (with inner connectors) and their offsets.
 
     Sentence-initial question words are dropped; a span never starts or ends with a
     connector. Numbers join a span only when next to a capitalised word ("1974 Texas
-    Tech", "Apollo 11").
+    Tech", "Apollo 11"). In `prose` (a passage, not a question) a lone capitalised word
+    opening a sentence is taken for an ordinary word ("Filming took place ...").
     """
     words = list(_WORD.finditer(text))
     spans: list[tuple[str, int]] = []
@@ -159,6 +162,9 @@ def candidate_spans(text: str, *, skip_first: bool = False) -> list[tuple[str, i
                 break
         first, last = words[i], words[end]
         span = re.sub(r"['’]s$", "", text[first.start() : last.end()])
+        if prose and at_sentence_start and end == i:
+            i = end + 1
+            continue
         if not (span.isdigit() and end == i):
             spans.append((span, first.start()))
         i = end + 1
@@ -176,6 +182,8 @@ class QuestionPlan:
     numbers: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
     residual: list[str] = field(default_factory=list)
+    # The question's own words outside its entities, as text to append to a hop query.
+    residual_text: str = ""
     comparison: bool = False
 
     @property
@@ -253,6 +261,13 @@ def plan_question(question: str) -> QuestionPlan:
     plan.relations = [r for r in RELATION_CUES if re.search(rf"\b{r}", low)]
     entity_terms = {t for e in ordered for t in content_terms(e)}
     plan.residual = [t for t in content_terms(question) if t not in entity_terms]
+    entity_words = {w.lower() for e in ordered for w in _WORD.findall(e)}
+    words = [
+        w
+        for w in _WORD.findall(question)
+        if w.lower() not in STOPWORDS and w.lower() not in entity_words and len(w) > 2
+    ]
+    plan.residual_text = " ".join(dict.fromkeys(words))
     return plan
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from sift.graphs.policies._plan_rank import ChunkScore, Weights, bridge_spans, score_chunks
-from sift.graphs.policies._plan_text import STOPWORDS, QuestionPlan, plan_question
+from sift.graphs.policies._plan_text import QuestionPlan, plan_question
 from sift.types import Decision, FinalDocument, PolicyView, SeenChunk, ToolCall
 
 __all__ = ["HeuristicPlanner", "HeuristicPlannerConfig"]
@@ -55,8 +55,14 @@ class HeuristicPlannerConfig(BaseModel):
     prune_to: float = Field(default=0.6, gt=0.0, le=1.0)
     # Chunks ranked above this are never pruned by the planner itself.
     keep_top: int = Field(default=10, ge=0)
-    # Add the question's remaining words to a hop query (else the bridge name alone).
-    hop_context: bool = False
+    # The final list keeps chunks scoring at least this share of the best one (never fewer
+    # than `min_final`): evidence, not everything the episode happened to surface.
+    min_relative_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    min_final: int = Field(default=5, ge=1)
+    # Hop queries are the bridge name alone (its own page); the first `hop_context` names
+    # of each anchor are also searched with the rest of the question (a page *about* the
+    # bridge in the question's sense: "Alcohol laws of Indiana" for "Indiana" + "booze").
+    hop_context: int = Field(default=0, ge=0)
     seed: int = 0
 
 
@@ -147,25 +153,35 @@ class HeuristicPlanner:
             for f in sc.found_by
             if f.tool == "read_document"
         }
-        residual = _residual_words(plan)
+        residual = plan.residual_text
         anchors = [s for s in ranked if s.title_entity or s.linked_from or s.coverage >= 0.25]
-        for anchor in anchors[: self.config.max_anchors]:
-            sc = view.seen[anchor.chunk_id]
+        # One anchor per document: its surfaced chunks are read together, in order.
+        by_doc: dict[str, list[SeenChunk]] = {}
+        for s in anchors:
+            doc_id = view.seen[s.chunk_id].chunk.doc_id
+            if doc_id not in by_doc and len(by_doc) >= self.config.max_anchors:
+                continue
+            by_doc.setdefault(doc_id, []).append(view.seen[s.chunk_id])
+        for doc_id, pieces in by_doc.items():
+            best = pieces[0]
             if (
                 reads < self.config.max_reads_per_turn
-                and sc.chunk.doc_id not in read_docs
-                and _looks_partial(sc, view.seen)
+                and doc_id not in read_docs
+                and _looks_partial(best, view.seen)
             ):
-                calls.append(
-                    ToolCall(name="read_document", arguments={"doc_id": sc.chunk.doc_id})
-                )
-                read_docs.add(sc.chunk.doc_id)
+                calls.append(ToolCall(name="read_document", arguments={"doc_id": doc_id}))
+                read_docs.add(doc_id)
                 reads += 1
-            for span, _ in bridge_spans(
-                plan, sc.chunk.title, sc.chunk.text, limit=self.config.bridges_per_anchor
-            ):
-                query = f"{span} {residual}".strip() if self.config.hop_context else span
-                calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
+            pieces = sorted(pieces, key=lambda p: p.chunk.index)
+            text = " ".join(p.chunk.text for p in pieces)
+            spans = bridge_spans(
+                plan, best.chunk.title, text, limit=self.config.bridges_per_anchor
+            )
+            for i, (span, _) in enumerate(spans):
+                calls.append(ToolCall(name="search_corpus", arguments={"query": span}))
+                if i < self.config.hop_context and residual:
+                    query = f"{span} {residual}"
+                    calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
         return calls
 
     def _prune_call(self, view: PolicyView, ranked: list[ChunkScore]) -> ToolCall | None:
@@ -184,9 +200,14 @@ class HeuristicPlanner:
         return ToolCall(name="prune_chunks", arguments={"chunk_ids": sorted(victims)})
 
     def _final(self, view: PolicyView, ranked: list[ChunkScore], why: str) -> Decision:
+        floor = ranked[0].score * self.config.min_relative_score if ranked else 0.0
+        kept = [
+            s for i, s in enumerate(ranked[: view.top_k])
+            if i < self.config.min_final or s.score >= floor
+        ]
         final = [
             FinalDocument(id=s.chunk_id, justification=_justify(s, i), score=round(s.score, 4))
-            for i, s in enumerate(ranked[: view.top_k])
+            for i, s in enumerate(kept)
         ]
         return Decision(final=final, content=f"Concluding: {why}.")
 
@@ -245,24 +266,12 @@ def _added_last_round(view: PolicyView) -> bool:
 
 
 def _looks_partial(sc: SeenChunk, seen: dict[str, SeenChunk]) -> bool:
-    """A chunk that is clearly a piece of a longer document not yet seen whole."""
-    siblings = {
-        s.chunk.index for s in seen.values() if s.chunk.doc_id == sc.chunk.doc_id
-    }
-    if sc.chunk.index > 0 and not set(range(sc.chunk.index)) <= siblings:
+    """A document seen only in pieces: gaps in its chunk indexes, or a cut-off chunk."""
+    indexes = {s.chunk.index for s in seen.values() if s.chunk.doc_id == sc.chunk.doc_id}
+    if not set(range(max(indexes) + 1)) <= indexes:
         return True
     text = sc.chunk.text.rstrip()
     return bool(text) and not text.endswith(_TERMINAL) and len(text) > 200
-
-
-def _residual_words(plan: QuestionPlan) -> str:
-    entity_words = {w.lower() for e in plan.entities for w in re.findall(r"\w+", e)}
-    words = [
-        w
-        for w in re.findall(r"[^\W_]+", plan.question)
-        if w.lower() not in STOPWORDS and w.lower() not in entity_words and len(w) > 2
-    ]
-    return " ".join(dict.fromkeys(words))
 
 
 def _unique(calls: list[ToolCall]) -> list[ToolCall]:
