@@ -8,9 +8,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sift.errors import InvalidQueryError
 from sift.filters import Filter
-from sift.graphs._build import build_graph, default_policy
+from sift.graphs._build import build_graph, check_question, default_policy
 from sift.graphs.config import HarnessConfig
 from sift.graphs.rollouts import fork_policy, run_rollouts
 from sift.tokens import estimate_tokens
@@ -55,19 +54,6 @@ async def _episode(
         else:
             last = chunk
     return last["result"]
-
-
-def check_question(question: object, limit: int) -> str:
-    """The question, stripped; empty, non-text or over-long questions are clear errors."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQueryError("the question is empty")
-    text = question.strip()
-    if len(text) > limit:
-        raise InvalidQueryError(
-            f"the question is {len(text):,} characters long; the limit is {limit:,} "
-            "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
-        )
-    return text
 
 
 async def asearch(

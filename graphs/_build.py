@@ -40,10 +40,22 @@ if TYPE_CHECKING:
 
     from sift.protocols import Corpus, Policy, Reranker, TokenCounter
 
-__all__ = ["build_graph", "default_policy", "new_episode"]
+__all__ = ["build_graph", "check_question", "default_policy", "new_episode"]
 
 TOOL_NODES = ("search_corpus", "grep_corpus", "read_document", "prune_chunks")
-MAX_QUESTION_CHARS = 10_000
+
+
+def check_question(question: object, limit: int) -> str:
+    """The question, stripped; empty, non-text or over-long questions are clear errors."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidQueryError("the question is empty")
+    text = question.strip()
+    if len(text) > limit:
+        raise InvalidQueryError(
+            f"the question is {len(text):,} characters long; the limit is {limit:,} "
+            "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
+        )
+    return text
 
 
 def default_policy() -> Policy:
@@ -75,14 +87,10 @@ def new_episode(
     max_turns: int | None = None,
 ) -> Episode:
     """A fresh episode whose context holds the task message."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQueryError("the question must be a non-empty string")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidQueryError(
-            f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
+    question = check_question(question, settings.max_question_chars)
     top_k = top_k or settings.top_k
     episode = Episode(
-        question=question.strip(),
+        question=question,
         limits=settings,
         filters=Filter.of(filters),
         top_k=top_k,

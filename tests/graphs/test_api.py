@@ -97,8 +97,11 @@ async def test_sync_search_works_inside_a_running_loop(corpus):
 
 
 async def test_bad_inputs_are_named(corpus):
-    with pytest.raises(InvalidQueryError, match="non-empty"):
+    with pytest.raises(InvalidQueryError, match="the question is empty"):
         await asearch("  ", corpus, policy=ScriptedPolicy())
+    with pytest.raises(InvalidQueryError, match="SIFT_MAX_QUESTION_CHARS"):
+        await asearch("why? " * 10, corpus, policy=ScriptedPolicy(),
+                      config=HarnessConfig(max_question_chars=20))
     with pytest.raises(ValueError, match="rollouts must be a positive integer"):
         await asearch("q", corpus, policy=ScriptedPolicy(), rollouts=0)
     with pytest.raises(InvalidQueryError):
