@@ -1,0 +1,159 @@
+"""The `sift` command as users run it: a real process, real stores in temporary folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def sift(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SIFT_HOME": str(home), "COLUMNS": "120", "NO_COLOR": "1"}
+    env.pop("SIFT_STORE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "sift", *args], capture_output=True, text=True, env=env,
+        input=stdin, timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("inputs") / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text(
+        "# Basalt Guide\n\nThe Basalt Bridge was designed by Ilse Varga in 1931.\n\n"
+        "Ilse Varga was born in the town of Szeged.", encoding="utf-8")
+    (folder / "notes.txt").write_text("Szeged lies on the river Tisza.", encoding="utf-8")
+    lines = [
+        json.dumps({"id": "p1", "title": "Tisza", "text": "The Tisza flows into the Danube.",
+                    "metadata": {"lang": "en"}}),
+        "{broken",
+        json.dumps({"id": "p2", "title": "Danube", "text": "The Danube reaches the Black Sea.",
+                    "metadata": {"lang": "de"}}),
+    ]
+    (folder / "more.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_index_reports_bad_lines_and_is_idempotent(tmp_path: Path, inputs: Path) -> None:
+    store = tmp_path / "store"
+    first = sift("index", "--store", str(store), "--embedder", "hash", "-q", str(inputs),
+                 home=tmp_path)
+    assert first.returncode == 1, first.stderr
+    assert "more.jsonl:2" in first.stderr and "not valid JSON" in first.stderr
+    assert "4 added" in first.stderr
+    again = sift("index", "--store", str(store), "-q", str(inputs), home=tmp_path)
+    assert "0 added" in again.stderr and "4 unchanged" in again.stderr
+
+
+def test_search_json_single_shot_agentic_and_filters(tmp_path: Path, indexed: Path) -> None:
+    store = str(indexed)
+    base = sift("search", "--store", store, "--json", "--single-shot", "--top-k", "2",
+                "Who designed the Basalt Bridge?", home=tmp_path)
+    assert base.returncode == 0, base.stderr
+    result = json.loads(base.stdout)
+    assert result["mode"] == "single_shot" and len(result["evidence"]) == 2
+    assert result["evidence"][0]["doc_id"] == "guide.md"
+    assert set(result) >= {"evidence", "trace", "usage", "stopped_because"}
+
+    agentic = sift("search", "--store", store, "--json", "-q",
+                   "Where was the designer of the Basalt Bridge born?", home=tmp_path)
+    assert agentic.returncode == 0, agentic.stderr
+    episode = json.loads(agentic.stdout)
+    assert episode["mode"] == "agentic" and episode["trace"]
+    assert episode["stopped_because"] in {"final", "max_turns", "budget"}
+    assert "guide.md" in {e["doc_id"] for e in episode["evidence"]}
+
+    german = sift("search", "--store", store, "--json", "--single-shot", "--filter", "lang=de",
+                  "river", home=tmp_path)
+    assert {e["doc_id"] for e in json.loads(german.stdout)["evidence"]} == {"p2"}
+
+
+def test_batch_mode_writes_one_line_per_question(tmp_path: Path, indexed: Path) -> None:
+    store = str(indexed)
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("\n".join([
+        json.dumps({"id": "a", "question": "Where does the Tisza flow?"}),
+        "not json",
+        json.dumps({"id": "c", "question": "   "}),
+        json.dumps({"id": "d", "question": "Which sea does the Danube reach?"}),
+    ]) + "\n", encoding="utf-8")
+    run = sift("search", "--store", store, "--questions", str(batch), "--json", "--single-shot",
+               home=tmp_path)
+    assert run.returncode == 2
+    rows = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["a", "d"]
+    assert all(r["evidence"] for r in rows)
+    assert "q.jsonl:2" in run.stderr and "q.jsonl:3" in run.stderr
+
+
+def test_default_store_location_serves_search_after_index(tmp_path: Path, inputs: Path) -> None:
+    assert sift("index", "--embedder", "hash", "-q", str(inputs), home=tmp_path).returncode == 1
+    assert (tmp_path / "store").is_dir()
+    run = sift("search", "--single-shot", "--json", "Szeged river", home=tmp_path)
+    assert run.returncode == 0 and json.loads(run.stdout)["evidence"]
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory, inputs: Path) -> Path:
+    """A store built once for the tests that only read it."""
+    home = tmp_path_factory.mktemp("home")
+    sift("index", "--store", str(home / "store"), "--embedder", "hash", "-q", str(inputs),
+         home=home)
+    return home / "store"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", "--single-shot", "  "), "the question is empty"),
+        (("search", "x" * 5000), "the limit is 2,000"),
+        (("grep", "(a)\\1"), "invalid grep pattern"),
+        (("grep", "a" * 5000), "pattern"),
+    ],
+)
+def test_bad_queries_are_one_line_errors(tmp_path: Path, indexed: Path,
+                                         args: tuple[str, ...], message: str) -> None:
+    run = sift(*args, "--store", str(indexed), home=tmp_path)
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_missing_input_is_named_and_nothing_is_created(tmp_path: Path, inputs: Path) -> None:
+    store = tmp_path / "store"
+    run = sift("index", "--store", str(store), str(inputs), str(tmp_path / "nope.md"),
+               home=tmp_path)
+    assert run.returncode == 2 and "input not found" in run.stderr and "nope.md" in run.stderr
+    assert not store.exists()
+
+
+def test_foreign_folder_and_incompatible_store_are_refused_untouched(tmp_path: Path,
+                                                                    inputs: Path) -> None:
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"\xff\xd8")
+    run = sift("index", "--store", str(foreign), str(inputs), home=tmp_path)
+    assert run.returncode == 2 and "not a sift store" in run.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["cat.jpg"]
+
+    store = tmp_path / "store"
+    sift("index", "--store", str(store), "--embedder", "hash", "-q", str(inputs), home=tmp_path)
+    with sqlite3.connect(store / "sift.db") as conn:
+        conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    before = (store / "sift.db").read_bytes()
+    run = sift("search", "--store", str(store), "--single-shot", "river", home=tmp_path)
+    assert run.returncode == 2 and "schema" in run.stderr.lower()
+    assert (store / "sift.db").read_bytes() == before
+
+
+def test_demo_answers_its_two_hop_question_offline(tmp_path: Path) -> None:
+    run = sift("demo", "-q", home=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Timothy Shriver" in run.stdout and "Sargent Shriver" in run.stdout
+    assert "gold passages in the top 10: sift 2/2" in run.stdout
