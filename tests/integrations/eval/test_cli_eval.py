@@ -99,13 +99,6 @@ QUESTIONS = [
 ]
 
 
-def _dataset(folder: Path, corpus: list[dict] = CORPUS) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
-    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in QUESTIONS))
-    return folder
-
-
 def _eval(tmp_path: Path, dataset: Path, *extra: str) -> tuple[int, str, Path]:
     out = tmp_path / "out"
     result = CliRunner().invoke(
@@ -129,8 +122,8 @@ def _eval(tmp_path: Path, dataset: Path, *extra: str) -> tuple[int, str, Path]:
     return result.exit_code, result.output, out
 
 
-def test_eval_runs_every_mode_and_writes_every_report(tmp_path: Path) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_eval_runs_every_mode_and_writes_every_report(tmp_path: Path, write_dataset) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     code, output, out = _eval(tmp_path, dataset)
     assert code == 0, output
     for name in ("report.md", "report.json", "per_question.jsonl", "recall_at_k.png"):
@@ -167,8 +160,10 @@ def test_eval_runs_every_mode_and_writes_every_report(tmp_path: Path) -> None:
     assert "bm25" in output  # the headline table is printed
 
 
-def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(tmp_path: Path) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(
+    tmp_path: Path, write_dataset
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     code, output, out = _eval(tmp_path, dataset, "--modes", "bm25", "--limit", "1")
     assert code == 0, output
     code, output, out = _eval(tmp_path, dataset, "--modes", "bm25", "--limit", "1")
@@ -180,7 +175,7 @@ def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(tmp_path: Pat
         "title": "Harrowgate Conservatory",
         "text": "The Harrowgate Conservatory trained Copper Lanterns founder Oona Brask.",
     }
-    _dataset(dataset, [*CORPUS, extra])
+    write_dataset(dataset, [*CORPUS, extra], QUESTIONS)
     code, output, out = _eval(tmp_path, dataset, "--modes", "bm25,dense")
     assert code == 0, output
     report = json.loads((out / "report.json").read_text())
@@ -192,8 +187,8 @@ def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(tmp_path: Pat
     assert bm25["all_gold_at"]["30"] == 1.0
 
 
-def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     with pytest.raises(SystemExit) as exit_info:
         main(["eval", "--dataset", str(dataset), "--modes", "bm25,telepathy"])
     assert exit_info.value.code == 2
@@ -202,8 +197,10 @@ def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
     assert "bm25, dense, hybrid, agentic" in err
 
 
-def test_bad_dataset_is_one_line_error_naming_the_problem(tmp_path: Path, capsys) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_bad_dataset_is_one_line_error_naming_the_problem(
+    tmp_path: Path, write_dataset, capsys
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     (dataset / "questions.jsonl").unlink()
     with pytest.raises(SystemExit) as exit_info:
         main(
@@ -223,15 +220,15 @@ def test_bad_dataset_is_one_line_error_naming_the_problem(tmp_path: Path, capsys
     assert not (tmp_path / "o").exists()
 
 
-def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, capsys) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     with pytest.raises(SystemExit):
         main(["eval", "--dataset", str(dataset), "--policy", "oracle"])
     assert "valid policies: heuristic, ollama" in capsys.readouterr().err
 
 
-def test_rollouts_are_evaluated_as_their_own_mode(tmp_path: Path) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_rollouts_are_evaluated_as_their_own_mode(tmp_path: Path, write_dataset) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     code, output, out = _eval(tmp_path, dataset, "--modes", "agentic", "--rollouts", "2")
     assert code == 0, output
     report = json.loads((out / "report.json").read_text())
@@ -251,8 +248,8 @@ def _ollama_turn(body: dict) -> Reply:
     return reply(tool_calls=[tool_call("search_corpus", query=question)])
 
 
-def test_ollama_policy_at_the_wire(tmp_path: Path) -> None:
-    dataset = _dataset(tmp_path / "tiny")
+def test_ollama_policy_at_the_wire(tmp_path: Path, write_dataset) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     with FakeOllama(models=("fake-searcher:1b",), responder=_ollama_turn) as server:
         code, output, out = _eval(
             tmp_path,
@@ -281,10 +278,10 @@ def test_ollama_policy_at_the_wire(tmp_path: Path) -> None:
 
 
 def test_unreachable_model_server_stops_the_run_with_one_error(
-    tmp_path: Path, capsys, monkeypatch
+    tmp_path: Path, write_dataset, capsys, monkeypatch
 ) -> None:
     monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
-    dataset = _dataset(tmp_path / "tiny")
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     with pytest.raises(SystemExit) as exit_info:
         main(
             [

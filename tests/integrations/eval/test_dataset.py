@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,13 +10,6 @@ from sift.errors import SiftError
 from sift.integrations.eval import DatasetError, EvalError, load_dataset
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "benchmarks"
-
-
-def _write(folder: Path, corpus: list[dict], questions: list[dict]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
-    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in questions))
-    return folder
 
 
 CORPUS = [
@@ -43,8 +35,8 @@ QUESTIONS = [
 ]
 
 
-def test_loads_and_counts_gold_absent_from_the_corpus(tmp_path: Path) -> None:
-    ds = load_dataset(_write(tmp_path / "tiny", CORPUS, QUESTIONS))
+def test_loads_and_counts_gold_absent_from_the_corpus(tmp_path: Path, write_dataset) -> None:
+    ds = load_dataset(write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS))
     assert ds.name == "tiny"
     assert [p.id for p in ds.passages] == ["p1", "p2"]
     assert [q.id for q in ds.questions] == ["q1", "q2"]
@@ -57,8 +49,8 @@ def test_loads_and_counts_gold_absent_from_the_corpus(tmp_path: Path) -> None:
     assert ds.questions[0].model_extra == {"level": "hard"}
 
 
-def test_limit_keeps_the_first_questions(tmp_path: Path) -> None:
-    ds = load_dataset(_write(tmp_path / "d", CORPUS, QUESTIONS), limit=1)
+def test_limit_keeps_the_first_questions(tmp_path: Path, write_dataset) -> None:
+    ds = load_dataset(write_dataset(tmp_path / "d", CORPUS, QUESTIONS), limit=1)
     assert [q.id for q in ds.questions] == ["q1"]
     assert ds.absent_gold == {}
     with pytest.raises(EvalError, match="--limit must be at least 1"):
@@ -66,8 +58,8 @@ def test_limit_keeps_the_first_questions(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("missing", ["corpus.jsonl", "questions.jsonl"])
-def test_missing_file_is_named(tmp_path: Path, missing: str) -> None:
-    folder = _write(tmp_path / "d", CORPUS, QUESTIONS)
+def test_missing_file_is_named(tmp_path: Path, write_dataset, missing: str) -> None:
+    folder = write_dataset(tmp_path / "d", CORPUS, QUESTIONS)
     (folder / missing).unlink()
     with pytest.raises(DatasetError, match=f"has no {missing}"):
         load_dataset(folder)
@@ -78,8 +70,8 @@ def test_missing_folder(tmp_path: Path) -> None:
         load_dataset(tmp_path / "nowhere")
 
 
-def test_malformed_json_line_is_named_with_its_number(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "d", CORPUS, QUESTIONS)
+def test_malformed_json_line_is_named_with_its_number(tmp_path: Path, write_dataset) -> None:
+    folder = write_dataset(tmp_path / "d", CORPUS, QUESTIONS)
     lines = (folder / "questions.jsonl").read_text().splitlines()
     lines.insert(1, '{"id": "q3", "question": ')
     (folder / "questions.jsonl").write_text("\n".join(lines) + "\n")
@@ -87,24 +79,24 @@ def test_malformed_json_line_is_named_with_its_number(tmp_path: Path) -> None:
         load_dataset(folder)
 
 
-def test_schema_violation_names_line_and_field(tmp_path: Path) -> None:
+def test_schema_violation_names_line_and_field(tmp_path: Path, write_dataset) -> None:
     corpus = [*CORPUS, {"id": "p3", "title": "C"}]
-    folder = _write(tmp_path / "d", corpus, QUESTIONS)
+    folder = write_dataset(tmp_path / "d", corpus, QUESTIONS)
     with pytest.raises(DatasetError, match=r"corpus\.jsonl line 3 .*text: Field required"):
         load_dataset(folder)
     bad_q = [{**QUESTIONS[0], "supporting_doc_ids": []}]
-    folder = _write(tmp_path / "e", CORPUS, bad_q)
+    folder = write_dataset(tmp_path / "e", CORPUS, bad_q)
     with pytest.raises(DatasetError, match=r"questions\.jsonl line 1 .*supporting_doc_ids"):
         load_dataset(folder)
 
 
-def test_non_object_line_and_duplicate_ids(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "d", CORPUS, QUESTIONS)
+def test_non_object_line_and_duplicate_ids(tmp_path: Path, write_dataset) -> None:
+    folder = write_dataset(tmp_path / "d", CORPUS, QUESTIONS)
     with (folder / "corpus.jsonl").open("a") as handle:
         handle.write("[1, 2]\n")
     with pytest.raises(DatasetError, match=r"corpus\.jsonl line 3 is not a JSON object"):
         load_dataset(folder)
-    folder = _write(tmp_path / "e", [*CORPUS, CORPUS[0]], QUESTIONS)
+    folder = write_dataset(tmp_path / "e", [*CORPUS, CORPUS[0]], QUESTIONS)
     with pytest.raises(DatasetError, match=r"line 3 repeats id 'p1' first seen on line 1"):
         load_dataset(folder)
 
@@ -114,8 +106,8 @@ def test_errors_are_sift_errors_so_the_cli_prints_one_line(tmp_path: Path) -> No
         load_dataset(tmp_path / "nowhere")
 
 
-def test_empty_questions_file(tmp_path: Path) -> None:
-    folder = _write(tmp_path / "d", CORPUS, [])
+def test_empty_questions_file(tmp_path: Path, write_dataset) -> None:
+    folder = write_dataset(tmp_path / "d", CORPUS, [])
     with pytest.raises(DatasetError, match="holds no questions"):
         load_dataset(folder)
 

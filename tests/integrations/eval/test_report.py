@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from sift.integrations.eval import EvalReport, Question, score, summarize, write_report
+from sift.integrations.eval import (
+    EvalReport,
+    Question,
+    headline_markdown,
+    score,
+    summarize,
+    write_report,
+)
 from sift.integrations.eval._report import DatasetInfo
 from sift.types import Evidence, SearchResult, ToolCallTrace, TurnTrace, Usage
 
@@ -105,13 +112,8 @@ def test_summary_averages_and_leaves_prune_accuracy_undefined_without_pruning() 
         summarize("bm25", [], ks=(2,))
 
 
-def test_write_report_produces_every_file(tmp_path: Path) -> None:
-    ks = (1, 2, 3)
-    outcomes = {
-        "bm25": [score(Q, "bm25", _single_shot(), 0.01, ks)],
-        "agentic": [score(Q, "agentic", _agentic(), 0.2, ks)],
-    }
-    report = EvalReport(
+def _report(outcomes: dict, ks: tuple[int, ...], **config: object) -> EvalReport:
+    return EvalReport(
         dataset=DatasetInfo(
             name="tiny",
             path="/x",
@@ -121,14 +123,7 @@ def test_write_report_produces_every_file(tmp_path: Path) -> None:
             questions_with_absent_gold=0,
             absent_gold_ids=0,
         ),
-        config={
-            "top_k": 30,
-            "embedder": "hash",
-            "policy": "heuristic",
-            "rollouts": 1,
-            "concurrency": 1,
-            "threshold": 16384,
-        },
+        config=config,
         command="sift eval --dataset /x",
         machine={"usable_cpus": 2},
         started_at="2026-12-02T00:00:00Z",
@@ -136,6 +131,24 @@ def test_write_report_produces_every_file(tmp_path: Path) -> None:
         index_rebuilt=True,
         total_s=1.0,
         summaries=[summarize(mode, items, ks) for mode, items in outcomes.items()],
+    )
+
+
+def test_write_report_produces_every_file(tmp_path: Path) -> None:
+    ks = (1, 2, 3)
+    outcomes = {
+        "bm25": [score(Q, "bm25", _single_shot(), 0.01, ks)],
+        "agentic": [score(Q, "agentic", _agentic(), 0.2, ks)],
+    }
+    report = _report(
+        outcomes,
+        ks,
+        top_k=30,
+        embedder="hash",
+        policy="heuristic",
+        rollouts=1,
+        concurrency=1,
+        threshold=16384,
     )
     files = write_report(report, outcomes, tmp_path / "out")
     assert set(files) == {"recall_plot", "tokens_plot", "json", "markdown", "per_question"}
@@ -160,25 +173,19 @@ def test_write_report_produces_every_file(tmp_path: Path) -> None:
 
 def test_no_token_plot_when_no_mode_has_several_turns(tmp_path: Path) -> None:
     outcomes = {"bm25": [score(Q, "bm25", _single_shot(), 0.01)]}
-    report = EvalReport(
-        dataset=DatasetInfo(
-            name="t",
-            path="/x",
-            corpus_sha256="0" * 64,
-            passages=1,
-            questions=1,
-            questions_with_absent_gold=0,
-            absent_gold_ids=0,
-        ),
-        config={},
-        command="c",
-        machine={},
-        started_at="now",
-        index_s=0,
-        index_rebuilt=False,
-        total_s=0,
-        summaries=[summarize("bm25", outcomes["bm25"])],
-    )
-    files = write_report(report, outcomes, tmp_path)
+    files = write_report(_report(outcomes, (2, 5, 10, 20, 30)), outcomes, tmp_path)
     assert "tokens_plot" not in files
     assert not (tmp_path / "context_tokens_per_turn.png").exists()
+
+
+def test_headline_table_has_a_row_per_dataset_and_mode() -> None:
+    ks = (2, 5, 10, 20, 30)
+    outcomes = {
+        "bm25": [score(Q, "bm25", _single_shot(), 0.01, ks)],
+        "agentic": [score(Q, "agentic", _agentic(), 0.2, ks)],
+    }
+    table = headline_markdown([_report(outcomes, ks)])
+    rows = [line for line in table.splitlines() if line.startswith("| tiny |")]
+    assert len(rows) == 2
+    assert rows[0].startswith("| tiny | bm25 | 0.500 | 0.500 | 0.500 | 0.000 | 0.000 |")
+    assert rows[1].startswith("| tiny | agentic | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 |")
