@@ -10,7 +10,8 @@ For every corpus, two systems index the same passages and answer the same questi
   at a time, as the harness calls it (the query is embedded inside the call).
 - baseline: bm25s (English stopwords and stemming) over title + text, and an exact numpy
   dot product (einsum, single-threaded, as in the store) over the same static vectors;
-  hybrid fuses the two top-100 lists with the same relative-score fusion. Indexing time covers tokenising, embedding and bm25s.index.
+  hybrid fuses the two top-100 lists with the same relative-score fusion. Indexing time
+  covers tokenising, embedding and bm25s.index.
 
 Each (corpus, system) runs in its own child process so that its peak resident memory
 (ru_maxrss) is its own. Synthetic corpora are generated, never written to the repo:
