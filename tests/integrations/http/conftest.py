@@ -105,16 +105,12 @@ def start_server() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("collections")
-    corpus = open_store(root / "docs", embedder="hash")
-    try:
-        corpus.upsert(DOCS)
-    finally:
-        corpus.close()
-    quick = open_store(root / "quick", embedder="hash")
-    try:
-        quick.upsert(DOCS)
-    finally:
-        quick.close()
+    for name in ("docs", "quick"):
+        corpus = open_store(root / name, embedder="hash")
+        try:
+            corpus.upsert(DOCS)
+        finally:
+            corpus.close()
     collections = root.parent / "collections.json"
     collections.write_text(json.dumps({"collections": {
         "docs": {"mode": "agentic", "deadline_s": 3.0},
