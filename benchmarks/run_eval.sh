@@ -59,4 +59,14 @@ text = [
 ]
 (results / "README.md").write_text("\n".join(text), encoding="utf-8")
 print(f"wrote {results / 'README.md'} ({elapsed} s)")
+
+# docs/eval.md (the README section) carries the compact table between two markers.
+doc = Path("docs/eval.md")
+start, end = "<!-- headline:start -->", "<!-- headline:end -->"
+if doc.is_file() and start in (body := doc.read_text(encoding="utf-8")) and end in body:
+    before, rest = body.split(start, 1)
+    after = rest.split(end, 1)[1]
+    table = headline_markdown(reports, compact=True)
+    doc.write_text(f"{before}{start}\n{table}{end}{after}", encoding="utf-8")
+    print(f"updated the headline table in {doc}")
 PY

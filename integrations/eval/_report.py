@@ -206,6 +206,18 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
+def _rounded(value: Any) -> Any:
+    # Four decimals are finer than any per-question figure means, and keep the committed
+    # per-question files small.
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
 def write_report(
     report: EvalReport,
     outcomes: Mapping[str, Sequence[QuestionOutcome]],
@@ -233,28 +245,48 @@ def write_report(
     with jsonl_path.open("w", encoding="utf-8") as handle:
         for mode_outcomes in outcomes.values():
             for outcome in mode_outcomes:
-                handle.write(json.dumps(outcome.model_dump(mode="json"), ensure_ascii=False))
+                record = _rounded(outcome.model_dump(mode="json"))
+                handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
                 handle.write("\n")
     written["per_question"] = jsonl_path
     return written
 
 
-def headline_markdown(reports: Sequence[EvalReport], k_main: int = 10) -> str:
-    """One table over several datasets: single-shot baselines next to the agentic mode."""
-    lines = [
-        f"| dataset | mode | R@2 | R@{k_main} | R@30 | all-gold@{k_main} | all-gold@30 "
-        "| F1 | answer found | turns | peak tokens | final tokens | p50 / p95 s |",
-        "| --- " * 13 + "|",
-    ]
+def headline_markdown(
+    reports: Sequence[EvalReport], k_main: int = 10, *, compact: bool = False
+) -> str:
+    """One table over several datasets: single-shot baselines next to the agentic mode.
+    `compact` keeps the columns that fit a README."""
+    head = ["dataset", "mode"]
+    if not compact:
+        head.append("R@2")
+    head += [f"R@{k_main}", "R@30", f"all-gold@{k_main}", "all-gold@30"]
+    if not compact:
+        head.append("F1")
+    head += ["answer found", "turns", "peak tokens", "final tokens"]
+    if not compact:
+        head.append("p50 / p95 s")
+    lines = ["| " + " | ".join(head) + " |", "| --- " * len(head) + "|"]
     for report in reports:
         for s in report.summaries:
-            lines.append(
-                f"| {report.dataset.name} | {s.mode} "
-                f"| {_fmt(s.recall_at.get(2))} | {_fmt(s.recall_at.get(k_main))} "
-                f"| {_fmt(s.recall_at.get(30))} | {_fmt(s.all_gold_at.get(k_main))} "
-                f"| {_fmt(s.all_gold_at.get(30))} | {_fmt(s.f1)} "
-                f"| {_fmt(s.answer_found_rate)} | {_fmt(s.turns, 1)} "
-                f"| {s.peak_context_tokens:,.0f} | {s.final_evidence_tokens:,.0f} "
-                f"| {_fmt(s.latency_p50_s)} / {_fmt(s.latency_p95_s)} |"
-            )
+            cells = [report.dataset.name, s.mode]
+            if not compact:
+                cells.append(_fmt(s.recall_at.get(2)))
+            cells += [
+                _fmt(s.recall_at.get(k_main)),
+                _fmt(s.recall_at.get(30)),
+                _fmt(s.all_gold_at.get(k_main)),
+                _fmt(s.all_gold_at.get(30)),
+            ]
+            if not compact:
+                cells.append(_fmt(s.f1))
+            cells += [
+                _fmt(s.answer_found_rate),
+                _fmt(s.turns, 1),
+                f"{s.peak_context_tokens:,.0f}",
+                f"{s.final_evidence_tokens:,.0f}",
+            ]
+            if not compact:
+                cells.append(f"{_fmt(s.latency_p50_s)} / {_fmt(s.latency_p95_s)}")
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
