@@ -29,6 +29,10 @@ whose "event" key is one of:
   tier ("ok" | "over_threshold" | "rejecting")
 - "sift.finished": stopped_because, turns, evidence (number of items), error
 With several rollouts, `on_event` also gets "rollout" (its index) on every event.
+
+In `SearchResult.trace`, chunks the harness pruned itself to keep the budget appear as a
+call `{"tool": "prune_chunks", "arguments": {"by": "harness"}, "pruned": [...]}`; a
+turn without tool calls (the policy concluded, failed or ran out of time) has a `note`.
 """
 
 from __future__ import annotations

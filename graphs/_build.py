@@ -123,6 +123,13 @@ def build_graph(
         episode = new_episode(state.get("question"), settings, counter,
                               filters=state.get("filters"), top_k=state.get("top_k"),
                               max_turns=state.get("max_turns"))
+        limit = (config or {}).get("recursion_limit")
+        needed = 3 * episode.max_turns + 10
+        if isinstance(limit, int) and limit < needed:
+            raise ValueError(
+                f"max_turns={episode.max_turns} needs a LangGraph recursion_limit of at least "
+                f"{needed}, but this run has {limit}: raise HarnessConfig.recursion_limit "
+                "(env SIFT_RECURSION_LIMIT) or pass recursion_limit in the run's config")
         return {"episode": episode, "outcomes": None, "planned": []}
 
     async def policy(state: EpisodeState) -> dict[str, Any]:

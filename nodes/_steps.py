@@ -22,18 +22,24 @@ __all__ = ["Emit", "collect", "policy_step"]
 Emit = Callable[[dict[str, Any]], None]
 
 
+def _note_turn(episode: Episode, note: str) -> None:
+    """Traces a turn that ran no tool calls (the policy concluded, failed or timed out)."""
+    episode.note_peak()
+    episode.trace.append(TurnTrace(
+        turn=episode.turn,
+        tokens_after=episode.tokens_used,
+        wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
+        note=note,
+    ))
+
+
 def _stop(episode: Episode, reason: str, error: str | None = None, note: str | None = None):
     episode.stopped = reason  # type: ignore[assignment]
     episode.note_peak()
     if error is not None:
         episode.error = error
     if note is not None:
-        episode.trace.append(TurnTrace(
-            turn=episode.turn,
-            tokens_after=episode.tokens_used,
-            wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
-            note=note,
-        ))
+        _note_turn(episode, note)
 
 
 async def policy_step(
@@ -77,9 +83,7 @@ async def policy_step(
             _stop(episode, "error", decision.error, note=note)
         else:
             _stop_if_out_of_turns(episode)
-            episode.trace.append(TurnTrace(turn=episode.turn, tokens_after=episode.tokens_used,
-                                           note=note))
-            episode.note_peak()
+            _note_turn(episode, note)
         return []
     if decision.final is not None or not decision.tool_calls:
         episode.add_entry("assistant", said, counter, thinking=decision.thinking)

@@ -7,6 +7,8 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
+
 from sift.graphs import HarnessConfig, ScriptedPolicy, build_graph
 from sift.types import Decision, FinalDocument
 
@@ -242,6 +244,15 @@ async def test_runnable_config_overrides_limits(corpus):
     out = await graph.ainvoke({"question": "Etna?"},
                               config={"configurable": {"max_turns": 1, "unrelated": 1}})
     assert out["stopped_because"] == "max_turns" and out["usage"].turns == 1
+
+
+async def test_more_turns_than_the_recursion_limit_allows_is_a_clear_error(corpus):
+    graph = build_graph(corpus, ScriptedPolicy(), config=HarnessConfig(max_turns=4))
+    with pytest.raises(ValueError, match="recursion_limit of at least 40"):
+        await graph.ainvoke({"question": "Etna?", "max_turns": 10})
+    out = await graph.ainvoke({"question": "Etna?", "max_turns": 10},
+                              config={"recursion_limit": 40})
+    assert out["stopped_because"] == "final"
 
 
 def test_config_reads_the_environment(monkeypatch):
