@@ -41,6 +41,7 @@ from sift.integrations.stores._common import (
     fuse,
     literal_fragments,
     prepare_documents,
+    validate_query,
 )
 from sift.integrations.stores.sqlite._ann import AnnVectors
 from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
@@ -56,6 +57,7 @@ from sift.integrations.stores.sqlite._schema import (
 )
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.protocols import Embedder
+from sift.tokens import estimate_tokens
 from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult, Hit, UpsertReport
 
 __all__ = ["SqliteCorpus"]
@@ -130,22 +132,13 @@ class SqliteCorpus:
 
         exists = inspect(self._path, create=create)
         if not exists:
-            self._path.mkdir(parents=True, exist_ok=True)
-        conn = self._conn()
-        if not exists:
-            emb = self._resolve_embedder(embedder, None)
+            # Everything that can be refused is checked before anything is created.
+            embedder = self._resolve_embedder(embedder, None)
             size = 512 if chunk_tokens is None else chunk_tokens
             if isinstance(size, bool) or not isinstance(size, int) or size < 8:
                 raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
-            create_schema(
-                conn,
-                {
-                    "embedder": emb.name,
-                    "dim": str(emb.dim),
-                    "chunk_tokens": str(size),
-                    "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                },
-            )
+            self._create(embedder, size)
+        conn = self._conn()
         meta = self._meta()
         self._embedder = self._resolve_embedder(embedder, meta)
         self._dim = int(meta["dim"])
@@ -173,6 +166,36 @@ class SqliteCorpus:
             self._catch_up_lexical()
 
     # ------------------------------------------------------------------ plumbing
+
+    def _create(self, embedder: Embedder, chunk_tokens: int) -> None:
+        made_dir = not self._path.exists()
+        self._path.mkdir(parents=True, exist_ok=True)
+        try:
+            create_schema(
+                self._conn(),
+                {
+                    "embedder": embedder.name,
+                    "dim": str(embedder.dim),
+                    "chunk_tokens": str(chunk_tokens),
+                    "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                },
+            )
+        except BaseException:
+            # Leave no half-made store behind: it would later read as "not a sift store".
+            self._close_connections()
+            for suffix in ("", "-wal", "-shm"):
+                (self._path / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+            if made_dir:
+                self._path.rmdir()
+            raise
+
+    def _close_connections(self) -> None:
+        with self._conns_lock:
+            for conn in self._conns:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._conns.clear()
+        self._local = threading.local()
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
@@ -444,7 +467,7 @@ class SqliteCorpus:
                 )
                 matrix = vectors[row : row + len(item.chunks)]
                 row += len(item.chunks)
-                tokens = item.tokens or tuple(_tokens(c.text) for c in item.chunks)
+                tokens = item.tokens or tuple(estimate_tokens(c.text) for c in item.chunks)
                 for i, chunk in enumerate(item.chunks):
                     cid = next_chunk + i
                     chunk_rows.append(
@@ -560,7 +583,7 @@ class SqliteCorpus:
         filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
     ) -> list[Hit]:
-        text = _validate_query(query, self._max_query_chars)
+        text = validate_query(query, self._max_query_chars)
         check_k(k)
         if mode not in _MODES:
             raise ValueError(f"unknown search mode {mode!r}; valid modes: {', '.join(_MODES)}")
@@ -775,12 +798,6 @@ class _FilterCheck:
         return {r for r in rowids if self._verdict.get(r)}
 
 
-def _validate_query(query: str, max_chars: int) -> str:
-    from sift.integrations.stores._common import validate_query
-
-    return validate_query(query, max_chars)
-
-
 def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:
     keys: list[list[Any]] = []
     for chunk_id in chunk_ids:
@@ -819,9 +836,3 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return matrix / norms
-
-
-def _tokens(text: str) -> int:
-    from sift.tokens import estimate_tokens
-
-    return estimate_tokens(text)

@@ -71,6 +71,16 @@ def test_a_foreign_sqlite_database_is_left_alone(tmp_path: Path) -> None:
         SqliteCorpus(store, embedder="hash")
 
 
+def test_a_refused_new_store_leaves_nothing_behind(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown embedder"):
+        SqliteCorpus(tmp_path / "new", embedder="no-such-model")
+    with pytest.raises(ValueError, match="chunk_tokens"):
+        SqliteCorpus(tmp_path / "new", embedder="hash", chunk_tokens=2)
+    assert not (tmp_path / "new").exists()
+    with SqliteCorpus(tmp_path / "new", embedder="hash") as store:
+        assert store.stats().documents == 0
+
+
 def test_missing_store_without_create(tmp_path: Path) -> None:
     with pytest.raises(NotAStoreError, match="no sift store"):
         SqliteCorpus(tmp_path / "absent", embedder="hash", create=False)
