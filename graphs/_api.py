@@ -85,12 +85,23 @@ async def asearch(
     if rollouts == 1:
         return await _episode(question, corpus, chosen, settings, filters, top_k, on_event)
 
+    started = time.monotonic()
+
     async def run_one(index: int) -> SearchResult:
         listener = None
         if on_event is not None:
             def listener(event: dict[str, Any]) -> None:
                 on_event({**event, "rollout": index})
-        return await _episode(question, corpus, fork_policy(chosen, index), settings,
+        own = settings
+        if settings.deadline_s is not None:
+            # The deadline is the whole call's: a rollout queued behind others gets what
+            # is left of it, and none once it has passed.
+            left = settings.deadline_s - (time.monotonic() - started)
+            if left <= 0:
+                return SearchResult(question=question, stopped_because="deadline",
+                                    flags=["rollout_skipped_after_deadline"])
+            own = settings.model_copy(update={"deadline_s": left})
+        return await _episode(question, corpus, fork_policy(chosen, index), own,
                               filters, top_k, listener)
 
     return await run_rollouts(run_one, question, rollouts,

@@ -78,6 +78,24 @@ async def test_rollouts_fork_run_bounded_and_merge(corpus):
     assert result.usage.turns == 8
 
 
+class StallingPolicy:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def decide(self, view):
+        self.calls += 1
+        await asyncio.Event().wait()  # never answers: only the deadline ends the episode
+
+
+async def test_the_deadline_covers_all_rollouts_not_each(corpus):
+    policy = StallingPolicy()
+    result = await asearch("volcanoes", corpus, policy=policy, rollouts=3,
+                           config=HarnessConfig(rollout_concurrency=1, deadline_s=0.3))
+    assert result.stopped_because == "deadline"
+    assert policy.calls == 1  # the queued rollouts start after the deadline: skipped
+    assert "rollout_skipped_after_deadline" in result.flags
+
+
 def test_single_shot_is_one_store_search(corpus):
     result = single_shot("Which volcano buried Pompeii?", corpus, top_k=5, mode="bm25")
     hits = corpus.search("Which volcano buried Pompeii?", k=5, mode="bm25")
