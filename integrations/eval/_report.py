@@ -115,7 +115,7 @@ def _git_commit() -> str | None:
     commit = (_git("rev-parse", "--short", "HEAD") or "").strip()
     if not commit:
         return None
-    status = _git("status", "--porcelain", "--", "core", "nodes", "graphs", "integrations")
+    status = _git("status", "--porcelain", "--", ":/core", ":/nodes", ":/graphs", ":/integrations")
     return f"{commit}-dirty" if status and status.strip() else commit
 
 
