@@ -9,6 +9,7 @@ code, so a few questions in flight keep both cores busy.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shlex
@@ -51,6 +52,11 @@ SINGLE_SHOT_MODES = frozenset({"bm25", "dense", "hybrid"})
 POLICIES: tuple[str, ...] = ("heuristic", "ollama")
 MANIFEST = "manifest.json"
 _SERVER_FAILURES = ("ModelServerError", "ModelNotFoundError")
+_INDEX_CODE = (
+    "sift.integrations.stores",
+    "sift.integrations.chunking",
+    "sift.integrations.embedders",
+)
 
 
 def default_store_cache() -> Path:
@@ -112,6 +118,26 @@ def _cache_dir(root: Path, dataset: Dataset, embedder: str) -> Path:
     return root / f"{dataset.name}-{safe}"
 
 
+def _index_fingerprint() -> str:
+    """A hash of the code and model files that decide what an index holds (stores,
+    chunking, embedders): a cached store built by other code is rebuilt, never reused."""
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in _INDEX_CODE:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        origin = Path(spec.origin).resolve()
+        root = origin.parent if origin.name == "__init__.py" else origin
+        files = sorted(root.rglob("*")) if root.is_dir() else [root]
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{name}:{path.relative_to(root.parent)}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def open_cached_store(
     dataset: Dataset,
     cache_root: Path,
@@ -125,7 +151,11 @@ def open_cached_store(
 
     folder = _cache_dir(cache_root, dataset, embedder)
     manifest_path = folder / MANIFEST
-    wanted = {"corpus_sha256": dataset.corpus_sha256, "embedder": embedder}
+    wanted = {
+        "corpus_sha256": dataset.corpus_sha256,
+        "embedder": embedder,
+        "index_code": _index_fingerprint(),
+    }
     if manifest_path.is_file():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
