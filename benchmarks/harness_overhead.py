@@ -172,9 +172,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         store_ms = union_ms(timed.intervals, end, start)
         rows.append({"tokens": tokens, "gap": gap, "store": store_ms, "harness": gap - store_ms,
                      "cpu": (cpu_start - cpu_end) * 1000})
-    steady = [r for r in rows if r["tokens"] >= args.tokens * 0.85]
+    # Turns whose context is within -15%/+20% of the target (the rejection level, where
+    # searches are refused and the store is idle, lies above).
+    low, high = args.tokens * 0.85, args.tokens * 1.2
+    steady = [r for r in rows if low <= r["tokens"] <= high]
     baseline = [ms for ms, (_, _, t) in zip(policy.json_ms, policy.spans, strict=True)
-                if t >= args.tokens * 0.85]
+                if low <= t <= high]
     return {"rows": rows, "steady": steady, "baseline": baseline, "result": result,
             "build_s": build_s, "episode_s": episode_s, "docs": len(docs)}
 
@@ -195,6 +198,9 @@ def report(args: argparse.Namespace, data: dict[str, Any]) -> str:
                f"harness's own compute (event-loop CPU) p50 {cpu50:.2f} ms: "
                f"**{'met' if cpu50 <= 10 else 'not met'}**")
     usage = data["result"].usage
+    waiting = (" here it is dominated by waiting for worker threads to get a CPU (rerun on "
+               "an idle machine to separate the two)." if p50 > 2 * cpu50 else
+               " the CPU row shows what the harness itself computes.")
     return f"""# Harness overhead per model turn
 
 Command: `python benchmarks/harness_overhead.py --turns {args.turns} --tokens {args.tokens} \
@@ -230,9 +236,7 @@ at the end of the run: {os.getloadavg()[0]:.1f}.
 {statistics.mean(base):.2f} |
 
 sift harness / baseline at p50: {p50 / b50 if b50 else float('nan'):.1f}x.
-Target p50 <= 10 ms: {verdict}. The wall-clock figure is the one a user sees; on this
-machine it is dominated by waiting for worker threads to get a CPU (rerun on an idle
-machine to separate the two).
+Target p50 <= 10 ms: {verdict}. The wall-clock figure is the one a user sees;{waiting}
 """
 
 
