@@ -260,3 +260,33 @@ def test_config_reads_the_environment(monkeypatch):
     monkeypatch.setenv("SIFT_THRESHOLD_TOKENS", "1000")
     config = HarnessConfig()
     assert config.max_turns == 7 and config.threshold_tokens == 1000
+
+
+class CharCounter:
+    """A token counter that charges one token per character."""
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+
+class ReverseReranker:
+    """Ranks later chunks of a document first, whatever the query."""
+
+    def rerank(self, query: str, chunks) -> list[float]:
+        return [float(c.index) for c in chunks]
+
+
+async def test_injected_token_counter_and_reranker_are_used(corpus):
+    policy = ScriptedPolicy([[call("read_document", doc_id="atlas")]])
+    chunks = corpus.read("atlas")
+    header = len("# DOCUMENT ID: atlas_0 (00 tokens)\n")
+    config = HarnessConfig(call_token_cap=2 * (header + max(len(c.text) for c in chunks)),
+                           min_call_tokens=1)
+    graph = build_graph(corpus, policy, config=config, token_counter=CharCounter(),
+                        reranker=ReverseReranker())
+    out = await graph.ainvoke({"question": "Tell me about lava"})
+    first = policy.views[0]
+    task = first.messages[0].content
+    assert first.tokens_used == len(task) + config.message_overhead_tokens + 1
+    shown = out["trace"][0].calls[0].added
+    assert shown == [c.chunk_id for c in chunks[-2:]]  # the reranker's favourites fit
