@@ -4,13 +4,29 @@
 # planner), then the cross-dataset headline table in benchmarks/results/eval/README.md.
 # Extra arguments go to every `sift eval` call (e.g. --limit 20 for a quick look).
 # Run from anywhere: bash benchmarks/run_eval.sh
+#
+# SIFT_EVAL_CLEAN=1 runs the code of the last commit (HEAD) instead of the working tree:
+# a temporary `git worktree` is put first on PYTHONPATH in the installed layout, so that
+# figures committed from a checkout where others are mid-edit belong to one commit.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 data="../shared/benchmarks"
 results="benchmarks/results/eval"
 logs="$(mktemp -d)"
-trap 'rm -rf "$logs"' EXIT
+cleanup() { rm -rf "$logs"; }
+if [ "${SIFT_EVAL_CLEAN:-0}" = "1" ]; then
+  tree="$logs/tree"
+  git worktree add -q --detach "$tree" HEAD
+  cleanup() { git worktree remove --force "$tree" 2>/dev/null || true; rm -rf "$logs"; }
+  # The installed layout: core/ is the package `sift`, the other folders its children.
+  mkdir -p "$logs/pkg/sift"
+  for f in "$tree"/core/*; do ln -s "$f" "$logs/pkg/sift/"; done
+  for d in nodes graphs integrations; do ln -s "$tree/$d" "$logs/pkg/sift/$d"; done
+  export PYTHONPATH="$logs/pkg${PYTHONPATH:+:$PYTHONPATH}"
+  echo "running the code of $(git rev-parse --short HEAD) from a clean worktree" >&2
+fi
+trap cleanup EXIT
 run() {
   local ds="$1"
   shift
@@ -27,6 +43,7 @@ elapsed=$(( $(date +%s) - started ))
 cat "$logs"/hotpotqa.log "$logs"/musique.log "$logs"/2wikimultihopqa.log 2>/dev/null || true
 if [ "$status" -ne 0 ]; then echo "sift eval failed (exit $status)" >&2; exit "$status"; fi
 python - "$results" "$elapsed" "$*" <<'PY'
+import os
 import sys
 from pathlib import Path
 from sift.integrations.eval import EvalReport, headline_markdown
@@ -41,14 +58,17 @@ cpu = sum(r.cpu_s for r in reports)
 text = [
     "# sift eval: the three shared dev sets",
     "",
-    "Regenerate with `bash benchmarks/run_eval.sh" + (f" {extra}" if extra else "") + "`"
+    "Regenerate with `"
+    + ("SIFT_EVAL_CLEAN=1 " if os.environ.get("SIFT_EVAL_CLEAN") == "1" else "")
+    + "bash benchmarks/run_eval.sh" + (f" {extra}" if extra else "") + "`"
     f" (all three datasets, every no-model mode: {elapsed} s wall in total, indexing"
     f" included, {cpu:.0f} s CPU; load average at the end"
     f" {machine.get('load_average_1_5_15')}).",
     "",
     f"Machine: {machine.get('cpu_model', machine.get('processor'))}, "
     f"{machine.get('usable_cpus')} usable CPUs, Python {machine.get('python')}, "
-    f"{machine.get('platform')}; sift commit {machine.get('git_commit', 'unknown')}; "
+    f"{machine.get('platform')}; sift commit {machine.get('git_commit', 'unknown')} "
+    "(`-dirty`: the working tree differed from it); "
     f"{reports[0].started_at}.",
     "",
     headline_markdown(reports),

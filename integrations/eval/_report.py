@@ -198,6 +198,12 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
         + (" (rebuilt)" if report.index_rebuilt else " (cached store)")
         + f"; the whole run {report.total_s:.1f} s wall, {report.cpu_s:.1f} s CPU."
     )
+    lines.append(
+        f"- sift {report.machine.get('sift_version', '?')} at commit "
+        f"{report.machine.get('git_commit', 'unknown')} (`-dirty`: the working tree differed "
+        f"from it); Python {report.machine.get('python')}; {report.machine.get('platform')}; "
+        f"started {report.started_at}."
+    )
     lines += ["", "## Command", "", "```", report.command, "```", ""]
     if plots:
         lines += ["## Plots", ""]
