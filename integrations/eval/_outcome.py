@@ -13,7 +13,7 @@ from sift.integrations.eval._dataset import Question
 from sift.tokens import estimate_tokens
 from sift.types import SearchResult
 
-__all__ = ["ModeSummary", "QuestionOutcome", "score", "summarize"]
+__all__ = ["ModeSummary", "QuestionOutcome", "TypeSummary", "score", "summarize"]
 
 
 class QuestionOutcome(BaseModel):
@@ -47,6 +47,15 @@ class QuestionOutcome(BaseModel):
     error: str | None = None
 
 
+class TypeSummary(BaseModel):
+    """A mode's retrieval figures over the questions of one type (bridge, 3hop1, ...)."""
+
+    questions: int
+    recall_at: dict[int, float]
+    all_gold_at: dict[int, float]
+    answer_found_rate: float
+
+
 class ModeSummary(BaseModel):
     """A mode's figures over all its questions (means unless the name says otherwise)."""
 
@@ -73,6 +82,8 @@ class ModeSummary(BaseModel):
     stopped_because: dict[str, int]
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    # The same figures per question type (questions without a type under "untyped").
+    by_type: dict[str, TypeSummary] = Field(default_factory=dict)
 
 
 def score(
@@ -146,4 +157,20 @@ def summarize(
         latency_p95_s=m.percentile(latencies, 95),
         errors=sum(1 for o in outcomes if o.error or o.stopped_because == "error"),
         stopped_because=dict(Counter(o.stopped_because for o in outcomes)),
+        by_type=_by_type(outcomes, ks),
     )
+
+
+def _by_type(outcomes: Sequence[QuestionOutcome], ks: Sequence[int]) -> dict[str, TypeSummary]:
+    groups: dict[str, list[QuestionOutcome]] = {}
+    for outcome in outcomes:
+        groups.setdefault(outcome.type or "untyped", []).append(outcome)
+    return {
+        name: TypeSummary(
+            questions=len(items),
+            recall_at={k: fmean(o.recall_at[k] for o in items) for k in ks},
+            all_gold_at={k: fmean(o.all_gold_at[k] for o in items) for k in ks},
+            answer_found_rate=fmean(1.0 if o.answer_found else 0.0 for o in items),
+        )
+        for name, items in sorted(groups.items())
+    }

@@ -176,6 +176,30 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
             f"| {_fmt(s.latency_p50_s)} / {_fmt(s.latency_p95_s)} "
             f"| {s.errors} | {stops} | {s.wall_s:.1f} / {s.cpu_s:.1f} |"
         )
+    types = sorted({name for s in report.summaries for name in s.by_type})
+    if len(types) > 1:
+        k_low, k_high = (10, 30) if {10, 30} <= set(ks) else (ks[0], ks[-1])
+        lines += [
+            "",
+            "## By question type",
+            "",
+            f"R@{k_low} / all-gold@{k_low} / all-gold@{k_high} per mode.",
+            "",
+            "| type | questions | " + " | ".join(s.mode for s in report.summaries) + " |",
+            "| --- " * (2 + len(report.summaries)) + "|",
+        ]
+        for name in types:
+            count = next(s.by_type[name].questions for s in report.summaries if name in s.by_type)
+            cells = []
+            for s in report.summaries:
+                t = s.by_type.get(name)
+                cells.append(
+                    "n/a"
+                    if t is None
+                    else f"{_fmt(t.recall_at[k_low])} / {_fmt(t.all_gold_at[k_low])} / "
+                    f"{_fmt(t.all_gold_at[k_high])}"
+                )
+            lines.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
     lines += ["", "## Notes", ""]
     lines.append(
         f"- Gold passages absent from the corpus: {ds.absent_gold_ids} ids in "

@@ -189,3 +189,22 @@ def test_headline_table_has_a_row_per_dataset_and_mode() -> None:
     assert len(rows) == 2
     assert rows[0].startswith("| tiny | bm25 | 0.500 | 0.500 | 0.500 | 0.000 | 0.000 |")
     assert rows[1].startswith("| tiny | agentic | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 |")
+
+
+def test_figures_per_question_type(tmp_path: Path) -> None:
+    ks = (2, 10, 30)
+    other = Q.model_copy(update={"id": "q2", "type": None, "supporting_doc_ids": ["zz"]})
+    outcomes = {
+        "bm25": [
+            score(Q, "bm25", _single_shot(), 0.01, ks),
+            score(other, "bm25", _single_shot(), 0.01, ks),
+        ]
+    }
+    summary = summarize("bm25", outcomes["bm25"], ks)
+    assert set(summary.by_type) == {"bridge", "untyped"}
+    assert summary.by_type["bridge"].recall_at[2] == 0.5
+    assert summary.by_type["untyped"].recall_at[2] == 0.0
+    assert summary.by_type["untyped"].questions == 1
+    md = write_report(_report(outcomes, ks), outcomes, tmp_path)["markdown"].read_text()
+    assert "## By question type" in md
+    assert "| bridge | 1 | 0.500 / 0.000 / 0.000 |" in md
