@@ -9,7 +9,6 @@ replayed chunk is removed before it is added) or is rebuilt from the stored vect
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -18,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 from usearch.index import Index
+
+from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["AnnVectors"]
 
@@ -50,28 +51,19 @@ class AnnVectors:
         self.seq = -1  # -1: nothing usable on disk; the store rebuilds it
         self.unsaved = 0
         self._index = self._new()
-        state = self._read_sidecar()
-        if state is not None and path.exists():
+        seq = read_seq(self._sidecar, _FORMAT)
+        if seq is not None and path.exists():
             try:
                 self._index.load(str(path))
                 if self._index.ndim != dim:
                     raise ValueError("dimension changed")
-                self.seq = int(state["seq"])
+                self.seq = seq
             except (OSError, ValueError, RuntimeError):
                 self._index = self._new()
                 self.seq = -1
 
     def _new(self) -> Index:
         return Index(ndim=self.dim, metric="ip", dtype="f16", **self._options)
-
-    def _read_sidecar(self) -> dict[str, int] | None:
-        try:
-            state = json.loads(self._sidecar.read_text())
-        except (OSError, ValueError):
-            return None
-        if not isinstance(state, dict) or state.get("format") != _FORMAT:
-            return None
-        return state if isinstance(state.get("seq"), int) else None
 
     def __len__(self) -> int:
         return len(self._index)
@@ -142,11 +134,6 @@ class AnnVectors:
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, self._path)
-        side_tmp = self._sidecar.with_suffix(".jtmp")
-        with open(side_tmp, "w") as handle:
-            json.dump({"format": _FORMAT, "seq": seq}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(side_tmp, self._sidecar)
+        write_seq(self._sidecar, _FORMAT, seq)
         self.seq = seq
         self.unsaved = 0

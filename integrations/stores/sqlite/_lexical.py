@@ -9,8 +9,6 @@ added again), so the index never loses or duplicates a chunk.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import re
 import shutil
 from collections.abc import Collection, Iterable
@@ -19,6 +17,7 @@ from pathlib import Path
 import tantivy
 
 from sift.errors import CorpusError
+from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["LexicalIndex"]
 
@@ -47,24 +46,15 @@ class LexicalIndex:
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
-        state = self._read_sidecar()
-        if state is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
+        seq = read_seq(self._sidecar, _FORMAT)
+        if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
             try:
                 self._index = tantivy.Index(self._schema, path=str(directory), reuse=True)
-                self.seq = int(state["seq"])
+                self.seq = seq
             except (OSError, ValueError):
                 self._reset()
         else:
             self._reset()
-
-    def _read_sidecar(self) -> dict[str, int] | None:
-        try:
-            state = json.loads(self._sidecar.read_text())
-        except (OSError, ValueError):
-            return None
-        if not isinstance(state, dict) or state.get("format") != _FORMAT:
-            return None
-        return state if isinstance(state.get("seq"), int) else None
 
     def _reset(self) -> None:
         """An empty index; callers then add every chunk and commit."""
@@ -113,12 +103,7 @@ class LexicalIndex:
         """Publishes pending changes, then records that the index covers `seq`."""
         self._w().commit()
         self._index.reload()
-        tmp = self._sidecar.with_suffix(".tmp")
-        with open(tmp, "w") as handle:
-            json.dump({"format": _FORMAT, "seq": seq}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self._sidecar)
+        write_seq(self._sidecar, _FORMAT, seq)
         self.seq = seq
 
     def count(self) -> int:

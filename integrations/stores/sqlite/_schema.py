@@ -10,6 +10,8 @@ pruned history is rebuilt instead of replayed.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sift.errors import IncompatibleStoreError, NotAStoreError
@@ -117,16 +119,24 @@ def _check_db(db: Path) -> None:
         )
 
 
-def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction, taken up front (IMMEDIATE) so it never fails half-way for
+    want of the write lock; rolled back on any exception."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
+    with transaction(conn):
         for statement in DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
         values = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "log_floor": "0"}
         values.update(meta)
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", values.items())
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

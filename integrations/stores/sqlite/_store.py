@@ -54,6 +54,7 @@ from sift.integrations.stores.sqlite._schema import (
     connect,
     create_schema,
     inspect,
+    transaction,
 )
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.protocols import Embedder
@@ -298,17 +299,12 @@ class SqliteCorpus:
                 self._vectors.save(self._seq)
             held = min(held, self._vectors.seq)
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.execute("DELETE FROM changes WHERE seq <= ?", (held,))
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'log_floor' AND CAST(value AS INTEGER) < ?",
                 (str(held), held),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def _maybe_switch_to_ann(self) -> None:
         if (
@@ -443,8 +439,7 @@ class SqliteCorpus:
         vectors = _normalise(np.vstack([item.vectors for item in prepared]))
         row = 0
         added = updated = 0
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             next_doc = self._next_id(conn, "documents")
             next_chunk = first_chunk = self._next_id(conn, "chunks")
             for item in prepared:
@@ -496,10 +491,6 @@ class SqliteCorpus:
                 [(OP_DELETE, cid) for cid in removed] + [(OP_ADD, cid) for cid in new_ids],
             )
             seq = self._current_seq(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         self._seq = seq
         report.added += added
         report.updated += updated
@@ -545,8 +536,7 @@ class SqliteCorpus:
             self._lexical.lock()
             removed: list[int] = []
             count = 0
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(conn):
                 for doc_id in wanted:
                     row = conn.execute(
                         "SELECT id FROM documents WHERE doc_id = ?", (doc_id,)
@@ -560,10 +550,6 @@ class SqliteCorpus:
                     [(OP_DELETE, cid) for cid in removed],
                 )
                 seq = self._current_seq(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
             self._seq = seq
             self._lexical.delete(removed)
             self._vectors.remove(removed)
