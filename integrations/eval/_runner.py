@@ -147,8 +147,13 @@ def open_cached_store(
 ) -> tuple[Corpus, bool, float]:
     """The dataset's corpus in a store under `cache_root`, indexed once per corpus file
     content and embedder. Returns (store, rebuilt, seconds spent indexing)."""
+    from sift.integrations.embedders import get_embedder
     from sift.integrations.stores import open_store
 
+    try:
+        get_embedder(embedder)  # an unknown name fails here, before any folder is made
+    except ValueError as exc:
+        raise EvalError(f"--embedder: {exc}") from None
     folder = _cache_dir(cache_root, dataset, embedder)
     manifest_path = folder / MANIFEST
     wanted = {

@@ -306,3 +306,25 @@ def test_unreachable_model_server_stops_the_run_with_one_error(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
+
+
+def test_unknown_embedder_is_one_line_error(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--embedder",
+                "nonesuch",
+                "--quiet",
+                "--store-cache",
+                str(tmp_path / "c"),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+    assert exit_info.value.code == 2
+    assert "unknown embedder 'nonesuch'" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
