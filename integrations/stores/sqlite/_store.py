@@ -346,7 +346,6 @@ class SqliteCorpus:
                     written_since_commit = 0
             if pending is not None:
                 self._finish(pending, report, on_progress)
-            self._maybe_switch_to_ann()
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
         return report
@@ -417,6 +416,9 @@ class SqliteCorpus:
                         report.failed.append(
                             DocumentFailure(doc_id=one.doc.id, error=f"store error: {exc}")
                         )
+        # Switch as soon as the threshold is crossed, not at the end of a long ingest, so
+        # the exact matrix never grows far past it (memory) before the graph takes over.
+        self._maybe_switch_to_ann()
         if on_progress:
             on_progress(len(batch.docs))
         return written

@@ -318,10 +318,16 @@ def test_ann_index_agrees_with_exact_search(tmp_path: Path) -> None:
 
 def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -> None:
     path = tmp_path / "s"
-    with SqliteCorpus(path, embedder="hash", ann_threshold=40) as store:
+    with SqliteCorpus(path, embedder="hash", ann_threshold=45, batch_docs=10) as store:
         store.upsert(docs(30))
         assert store.stats().extra["vector_index"] == "exact"
-        store.upsert(docs(30, start=30))
+        seen: list[str] = []
+        # The switch happens within one long upsert, as soon as the threshold is crossed.
+        store.upsert(
+            docs(30, start=30),
+            on_progress=lambda n: seen.append(store.stats().extra["vector_index"]),
+        )
+        assert seen == ["exact", "ann", "ann"]
         assert store.stats().extra["vector_index"] == "ann"
         store.delete(["d5"])
         store.upsert(docs(5, prefix="late"))
