@@ -118,6 +118,9 @@ class OllamaSettings(BaseSettings):
         if levelled and isinstance(self.think, bool):
             # gpt-oss cannot switch reasoning off and ignores booleans: map to levels.
             return "high" if self.think else "low"
+        if not levelled and isinstance(self.think, str):
+            # Other thinking models (Qwen3, DeepSeek-R1) take a boolean only.
+            return True
         return self.think
 
     def context_window(self, budget: int) -> int:

@@ -185,6 +185,7 @@ async def test_non_streaming_mode_sends_stream_false_and_reads_the_whole_reply(s
         ("gpt-oss:20b", "gptoss", False, "low"),  # gpt-oss cannot switch reasoning off
         ("qwen3:8b", "qwen3", None, None),
         ("qwen3:8b", "qwen3", True, True),
+        ("qwen3:8b", "qwen3", "low", True),  # a level means "think" to boolean models
     ],
 )
 async def test_think_follows_the_model_family(model, family, think, sent):
