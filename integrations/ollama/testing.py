@@ -231,9 +231,11 @@ class FakeOllama:
             item = self.responder
         return item(body) if callable(item) else item
 
-    def _count_prompt(self, body: dict[str, Any]) -> int:
-        # A stand-in for the model's tokenizer: about four characters a token.
-        # Like the real template, the tool declarations are part of the prompt.
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The `prompt_eval_count` this server reports for a chat request body.
+
+        A stand-in for the model's tokenizer, about four characters a token; like the
+        real template, the tool declarations count as part of the prompt."""
         text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
         return max(1, len(text) // 4)
 
@@ -393,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
             item = item.then or Reply(content="")
         prompt = item.prompt_eval_count
         if prompt is None:
-            prompt = fake._count_prompt(body)
+            prompt = fake.prompt_tokens(body)
         completion = item.eval_count
         if completion is None:
             completion = max(1, (len(item.content) + len(item.thinking)) // 4)

@@ -96,7 +96,7 @@ async def test_full_episode_over_the_wire(corpus):
     assert [e.justification for e in result.evidence[:2]] == [f"shown as {i}" for i in expected]
     assert result.evidence[0].found_by
     # The budget followed Ollama's exact counts, not the estimate.
-    server_counts = [server._count_prompt(b) for b in bodies]
+    server_counts = [server.prompt_tokens(b) for b in bodies]
     assert result.usage.prompt_tokens == sum(server_counts)
     assert result.usage.turns == 3
 

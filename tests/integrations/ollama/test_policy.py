@@ -285,7 +285,7 @@ async def test_final_answer_with_exact_token_counts(server):
     assert decision.final_from_thinking is False
     body = server.chat_requests()[0]
     # The counts are the server's own, not sift's estimate.
-    assert decision.prompt_tokens == server._count_prompt(body)
+    assert decision.prompt_tokens == server.prompt_tokens(body)
     assert decision.completion_tokens and decision.completion_tokens > 0
     await p.aclose()
 
