@@ -73,8 +73,15 @@ class Tally:
     tokens: list[int] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
     by_type: dict[str, list[float]] = field(default_factory=dict)
+    # Per question type: how the misses split (gold never surfaced / surfaced, ranked out).
+    outcomes: dict[str, dict[str, int]] = field(default_factory=dict)
+    calls: list[int] = field(default_factory=list)
+    items: list[int] = field(default_factory=list)
 
-    def add(self, q: dict, ranked_docs: list[str], tokens: int, ms: float) -> None:
+    def add(
+        self, q: dict, ranked_docs: list[str], tokens: int, ms: float, *,
+        surfaced: set[str] | None = None, calls: int = 1,
+    ) -> None:
         top = set(ranked_docs[:10])
         golds = gold_sets(q)
         hits = [bool(g & top) for g in golds]
@@ -82,7 +89,18 @@ class Tally:
         self.recall.append(sum(hits) / len(hits))
         self.tokens.append(tokens)
         self.latency_ms.append(ms)
-        self.by_type.setdefault(str(q.get("type")), []).append(float(all(hits)))
+        self.calls.append(calls)
+        self.items.append(len(top))
+        kind = str(q.get("type"))
+        self.by_type.setdefault(kind, []).append(float(all(hits)))
+        if all(hits):
+            outcome = "ok"
+        elif surfaced is not None and all(g & surfaced for g in golds):
+            outcome = "ranked_out"
+        else:
+            outcome = "not_found"
+        counts = self.outcomes.setdefault(kind, {"ok": 0, "ranked_out": 0, "not_found": 0})
+        counts[outcome] += 1
 
 
 # --------------------------------------------------------------------------- sim engine
@@ -217,7 +235,7 @@ def run_sim(name: str, limit: int | None, progress: Progress) -> tuple[Tally, Ta
         t2 = time.perf_counter()
         docs = list(dict.fromkeys(doc_of(c) for c in final))
         base.add(q, single, sum(tok[d] for d in single[:10]), (t1 - t0) * 1000)
-        plan.add(q, docs, sum(tok[d] for d in docs[:10]), (t2 - t1) * 1000)
+        plan.add(q, docs, sum(tok[d] for d in docs[:10]), (t2 - t1) * 1000, surfaced=set(docs))
         if not plan.all_gold[-1]:
             failures.append((q, docs[:10]))
         progress.advance(task)
@@ -237,17 +255,32 @@ def pct(values: list[float], p: float) -> float:
 def summarize(name: str, base: Tally, plan: Tally) -> str:
     m = statistics.fmean
     return (
-        f"| {name} | {len(plan.all_gold)} | {m(base.all_gold):.3f} | {m(plan.all_gold):.3f} | "
+        f"| {name} | {len(plan.all_gold)} | {m(base.all_gold):.3f} | **{m(plan.all_gold):.3f}** | "
         f"{m(base.recall):.3f} | {m(plan.recall):.3f} | {m(base.tokens):.0f} | "
-        f"{m(plan.tokens):.0f} | {pct(plan.latency_ms, 50):.1f} | {pct(plan.latency_ms, 95):.1f} |"
+        f"{m(plan.tokens):.0f} | {m(plan.items):.1f} | {pct(base.latency_ms, 50):.1f} | "
+        f"{pct(plan.latency_ms, 50):.1f} | {pct(plan.latency_ms, 95):.1f} | {m(plan.calls):.1f} |"
     )
 
 
 HEADER = (
     "| dataset | questions | BM25 all-gold@10 | planner all-gold@10 | BM25 recall@10 | "
-    "planner recall@10 | BM25 top-10 tokens | planner top-10 tokens | planner p50 ms | "
-    "planner p95 ms |\n|---|---|---|---|---|---|---|---|---|---|"
+    "planner recall@10 | BM25 top-10 tokens | planner top-10 tokens | planner items in "
+    "top-10 | BM25 p50 ms | planner p50 ms | planner p95 ms | planner tool calls |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
+TYPE_HEADER = (
+    "| dataset | type | questions | all-gold@10 | missed: gold ranked below 10 | "
+    "missed: gold never surfaced |\n|---|---|---|---|---|---|"
+)
+
+
+def type_rows(name: str, plan: Tally) -> list[str]:
+    rows = []
+    for kind, counts in sorted(plan.outcomes.items()):
+        n = sum(counts.values())
+        rows.append(f"| {name} | {kind} | {n} | {counts['ok'] / n:.3f} | "
+                    f"{counts['ranked_out']} | {counts['not_found']} |")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,11 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--failures", type=int, default=0, help="print this many failures")
+    ap.add_argument("--out", type=Path, default=None, help="also write the tables here")
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"benchmark data not found at {DATA}", file=sys.stderr)
         return 2
-    rows = []
+    rows: list[str] = []
+    by_type: list[str] = []
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
     ) as progress:
@@ -270,14 +305,15 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 base, plan, failures = asyncio.run(run_graph(name, args.limit, progress))
             rows.append(summarize(name, base, plan))
+            by_type += type_rows(name, plan)
             progress.console.print(rows[-1])
-            types = {t: f"{statistics.fmean(v):.2f} ({len(v)})" for t, v in plan.by_type.items()}
-            progress.console.print(f"  planner all-gold@10 by type: {types}")
             for q, _docs in failures[: args.failures]:
                 progress.console.print(f"  FAIL {q['type']}: {q['question']}")
                 progress.console.print(f"     gold {q['supporting_titles']}")
-    print(HEADER)
-    print("\n".join(rows))
+    text = "\n".join([HEADER, *rows, "", TYPE_HEADER, *by_type])
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
     return 0
 
 
@@ -327,7 +363,10 @@ async def run_graph(name: str, limit: int | None, progress: Progress):
                     top10.append(e)
             p_tok = sum(estimate_tokens(e.text) for e in top10[:10])
             base.add(q, s_docs, s_tok, (t1 - t0) * 1000)
-            plan.add(q, p_docs, p_tok, (t2 - t1) * 1000)
+            surfaced = {doc_of(cid) for turn in result.trace for call in turn.calls
+                        for cid in call.added}
+            plan.add(q, p_docs, p_tok, (t2 - t1) * 1000, surfaced=surfaced,
+                     calls=result.usage.tool_calls)
             if not plan.all_gold[-1]:
                 failures.append((q, p_docs[:10]))
             progress.advance(task)

@@ -46,7 +46,7 @@ class Weights:
     multi: float = 0.0
     # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
     # evidence (coverage alone favours long chunks, which mention more words by chance).
-    length: float = 0.2
+    length: float = 0.3
 
 
 @dataclass
@@ -76,6 +76,7 @@ def _name_terms(name: str) -> frozenset[str]:
     return frozenset(t for t in terms(name) if t not in {"the", "a", "an"})
 
 
+@lru_cache(maxsize=65536)
 def _title_matches(title_n: str, entity_n: str) -> bool:
     """The page is about the entity: same words up to stemming, or nearly (Jaccard >= 2/3:
     "Taylor Eric Kemp" ~ "Taylor Kemp", but "Virginia" !~ "McLean, Virginia")."""

@@ -94,18 +94,13 @@ RELATION_CUES: dict[str, tuple[str, ...]] = {
 
 def terms(text: str) -> list[str]:
     """Lower-case stemmed word tokens, stopwords kept (for exact phrase work)."""
-    return [_stem(w.lower()) for w in _WORD.findall(text)]
+    return _STEMMER.stemWords(_WORD.findall(text.lower()))
 
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words, stopwords dropped, in order, without repeats."""
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
     return list(dict.fromkeys(_STEMMER.stemWords(words)))
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
 
 
 @lru_cache(maxsize=65536)

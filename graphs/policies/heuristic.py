@@ -45,8 +45,11 @@ class HeuristicPlannerConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_entity_queries: int = Field(default=6, ge=0)
-    max_anchors: int = Field(default=3, ge=1)
-    bridges_per_anchor: int = Field(default=3, ge=0)
+    max_anchors: int = Field(default=2, ge=1)
+    # Bridge names searched alone per anchor, then further names searched in groups.
+    bridges_per_anchor: int = Field(default=1, ge=0)
+    names_per_group: int = Field(default=6, ge=1)
+    groups_per_anchor: int = Field(default=2, ge=0)
     max_calls_per_turn: int = Field(default=10, ge=1)
     max_reads_per_turn: int = Field(default=2, ge=0)
     max_greps: int = Field(default=2, ge=0)
@@ -174,14 +177,24 @@ class HeuristicPlanner:
                 reads += 1
             pieces = sorted(pieces, key=lambda p: p.chunk.index)
             text = " ".join(p.chunk.text for p in pieces)
+            solo = self.config.bridges_per_anchor
+            group = self.config.names_per_group
             spans = bridge_spans(
-                plan, best.chunk.title, text, limit=self.config.bridges_per_anchor
+                plan, best.chunk.title, text,
+                limit=solo + group * self.config.groups_per_anchor,
             )
-            for i, (span, _) in enumerate(spans):
+            for i, (span, _) in enumerate(spans[:solo]):
                 calls.append(ToolCall(name="search_corpus", arguments={"query": span}))
                 if i < self.config.hop_context and residual:
                     query = f"{span} {residual}"
                     calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
+            # The other names go in groups: one search brings back the pages of several
+            # (each name's rare words pull its own page up), so a page's every name is
+            # followed for the price of a few calls.
+            rest = [span for span, _ in spans[solo:]]
+            for start in range(0, len(rest), max(group, 1)):
+                query = " ".join(rest[start : start + group])
+                calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
         return calls
 
     def _prune_call(self, view: PolicyView, ranked: list[ChunkScore]) -> ToolCall | None:
