@@ -103,9 +103,14 @@ def server_error(exc: BaseException, *, host: str, model: str, timeout: float) -
                 f"Ollama at {host} does not have the model {model!r}: run "
                 f"`ollama pull {model}` (or set SIFT_OLLAMA_MODEL to a model it has)"
             )
+        hint = ""
+        if "support thinking" in str(exc.error):
+            hint = "; set SIFT_OLLAMA_THINK=false (or --think false) for this model"
+        elif "support tools" in str(exc.error):
+            hint = "; sift needs a tool-calling model such as gpt-oss:20b or qwen3"
         return ModelServerError(
             f"Ollama at {host} failed for model {model!r}: {exc.error} "
-            f"(HTTP {exc.status_code if exc.status_code > 0 else 'stream error'})"
+            f"(HTTP {exc.status_code if exc.status_code > 0 else 'stream error'}){hint}"
         )
     if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout):
         return ModelServerError(

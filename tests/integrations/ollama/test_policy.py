@@ -510,3 +510,11 @@ def test_host_comes_from_sift_then_ollama_variables_never_a_bare_host(monkeypatc
     monkeypatch.setenv("SIFT_OLLAMA_HOST", "http://10.0.0.3:11434")
     assert OllamaSettings().host == "http://10.0.0.3:11434"
     assert OllamaPolicy(host="http://10.0.0.4:11434").host == "http://10.0.0.4:11434"
+
+
+async def test_thinking_refused_by_the_model_names_the_setting(server):
+    server.script(Fault(status=400, error='"llama3.2" does not support thinking'))
+    p = policy(server, think=True)
+    with pytest.raises(ModelServerError, match="SIFT_OLLAMA_THINK=false"):
+        await p.decide(view())
+    await p.aclose()
