@@ -115,7 +115,10 @@ class EvalRun(BaseModel):
 
 def _cache_dir(root: Path, dataset: Dataset, embedder: str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in embedder)
-    return root / f"{dataset.name}-{safe}"
+    # Two folders of the same name elsewhere (a copy, a held-out split) get their own
+    # cache instead of rebuilding each other's.
+    where = hashlib.sha256(str(dataset.root.resolve()).encode()).hexdigest()[:8]
+    return root / f"{dataset.name}-{safe}-{where}"
 
 
 def _index_fingerprint() -> str:
