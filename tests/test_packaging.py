@@ -21,11 +21,12 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     source = tmp_path_factory.mktemp("source") / "sift"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv*", "build", "*.egg-info", "__pycache__", ".cache", "results", "tests"))
-    subprocess.run(
+    build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(out), str(source)],
-        check=True, capture_output=True, timeout=300,
+        capture_output=True, text=True, timeout=300,
     )
+    assert build.returncode == 0, build.stderr[-3000:]
     (wheel,) = out.glob("sift_harness-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         return archive.namelist()
