@@ -187,46 +187,6 @@ def test_store_cache_is_reused_and_rebuilt_when_the_corpus_changes(
     assert bm25["all_gold_at"]["30"] == 1.0
 
 
-def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
-    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["eval", "--dataset", str(dataset), "--modes", "bm25,telepathy"])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert "unknown mode 'telepathy'" in err
-    assert "bm25, dense, hybrid, agentic" in err
-
-
-def test_bad_dataset_is_one_line_error_naming_the_problem(
-    tmp_path: Path, write_dataset, capsys
-) -> None:
-    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    (dataset / "questions.jsonl").unlink()
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "eval",
-                "--dataset",
-                str(dataset),
-                "--store-cache",
-                str(tmp_path / "c"),
-                "--out",
-                str(tmp_path / "o"),
-                "--quiet",
-            ]
-        )
-    assert exit_info.value.code == 2
-    assert "has no questions.jsonl" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
-
-
-def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
-    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    with pytest.raises(SystemExit):
-        main(["eval", "--dataset", str(dataset), "--policy", "oracle"])
-    assert "valid policies: heuristic, ollama" in capsys.readouterr().err
-
-
 def test_rollouts_are_evaluated_as_their_own_mode(tmp_path: Path, write_dataset) -> None:
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     code, output, out = _eval(tmp_path, dataset, "--modes", "agentic", "--rollouts", "2")
@@ -277,54 +237,73 @@ def test_ollama_policy_at_the_wire(tmp_path: Path, write_dataset) -> None:
     assert q1["ranked"][0] == "t-film"  # the model's first pick leads the evidence
 
 
+def _fails(tmp_path: Path, dataset: Path, capsys, *extra: str) -> str:
+    """Runs `sift eval` as the console script does; returns its stderr after exit 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--store-cache",
+                str(tmp_path / "c"),
+                "--out",
+                str(tmp_path / "o"),
+                "--embedder",
+                "hash",
+                "--quiet",
+                *extra,
+            ]
+        )
+    assert exit_info.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    err = _fails(tmp_path, dataset, capsys, "--modes", "bm25,telepathy")
+    assert "unknown mode 'telepathy'" in err
+    assert "bm25, dense, hybrid, agentic" in err
+
+
+def test_unknown_policy_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    err = _fails(tmp_path, dataset, capsys, "--policy", "oracle")
+    assert "valid policies: heuristic, ollama" in err
+
+
+def test_bad_dataset_is_one_line_error_naming_the_problem(
+    tmp_path: Path, write_dataset, capsys
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    (dataset / "questions.jsonl").unlink()
+    err = _fails(tmp_path, dataset, capsys)
+    assert err.count("\n") == 1 and "has no questions.jsonl" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_embedder_is_one_line_error(tmp_path: Path, write_dataset, capsys) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    err = _fails(tmp_path, dataset, capsys, "--embedder", "nonesuch")
+    assert "unknown embedder 'nonesuch'" in err
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
 def test_unreachable_model_server_stops_the_run_with_one_error(
     tmp_path: Path, write_dataset, capsys, monkeypatch
 ) -> None:
     monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "eval",
-                "--dataset",
-                str(dataset),
-                "--modes",
-                "agentic",
-                "--policy",
-                "ollama",
-                "--ollama-host",
-                refused_host(),
-                "--store-cache",
-                str(tmp_path / "c"),
-                "--embedder",
-                "hash",
-                "--out",
-                str(tmp_path / "o"),
-                "--quiet",
-            ]
-        )
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
+    err = _fails(
+        tmp_path,
+        dataset,
+        capsys,
+        "--modes",
+        "agentic",
+        "--policy",
+        "ollama",
+        "--ollama-host",
+        refused_host(),
+    )
     assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
-
-
-def test_unknown_embedder_is_one_line_error(tmp_path: Path, write_dataset, capsys) -> None:
-    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "eval",
-                "--dataset",
-                str(dataset),
-                "--embedder",
-                "nonesuch",
-                "--quiet",
-                "--store-cache",
-                str(tmp_path / "c"),
-                "--out",
-                str(tmp_path / "o"),
-            ]
-        )
-    assert exit_info.value.code == 2
-    assert "unknown embedder 'nonesuch'" in capsys.readouterr().err
-    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+    assert not (tmp_path / "o").exists()
