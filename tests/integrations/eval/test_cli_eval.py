@@ -256,7 +256,9 @@ def _fails(tmp_path: Path, dataset: Path, capsys, *extra: str) -> str:
             ]
         )
     assert exit_info.value.code == 2
-    return capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("sift: error: ") and err.count("\n") == 1, err
+    return err
 
 
 def test_unknown_mode_lists_the_valid_ones(tmp_path: Path, write_dataset, capsys) -> None:
@@ -278,7 +280,7 @@ def test_bad_dataset_is_one_line_error_naming_the_problem(
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     (dataset / "questions.jsonl").unlink()
     err = _fails(tmp_path, dataset, capsys)
-    assert err.count("\n") == 1 and "has no questions.jsonl" in err
+    assert "has no questions.jsonl" in err
     assert not (tmp_path / "o").exists()
 
 
