@@ -47,6 +47,7 @@ class Weights:
     # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
     # evidence (coverage alone favours long chunks, which mention more words by chance).
     length: float = 0.3
+    mention: float = 2.0
 
 
 @dataclass
@@ -161,6 +162,7 @@ def score_chunks(
     for sc in seen.values():
         pieces.setdefault(sc.chunk.doc_id, []).append(sc)
     anchor_info = []
+    mentions: list[tuple[str, float]] = []
     anchor_docs: set[str] = set()
     for a in ordered:
         doc_id = seen[a.chunk_id].chunk.doc_id
@@ -168,8 +170,13 @@ def score_chunks(
             continue
         anchor_docs.add(doc_id)
         parts = sorted(pieces[doc_id], key=lambda p: p.chunk.index)
-        low = " ".join(p.chunk.text for p in parts).lower()
+        raw = " ".join(p.chunk.text for p in parts)
+        low = raw.lower()
         anchor_info.append((a, low, _cue_positions(plan, low)))
+        if weights.mention and len(anchor_info) <= 2:
+            spans = bridge_spans(plan, seen[a.chunk_id].chunk.title, raw, limit=3)
+            strength = a.score / top
+            mentions += [(span.lower(), strength * sc_) for span, sc_ in spans]
         if len(anchor_docs) >= MAX_ANCHOR_DOCS:
             break
     entity_keys = {e.lower() for e in plan.entities}
@@ -196,6 +203,20 @@ def score_chunks(
                 if strength > best:
                     best, cs.linked_from = strength, a.chunk_id
         cs.score += weights.link * best
+    # A page that names an anchor's bridge and covers the rest of the question answers
+    # the next hop even when its title is not the bridge ("National debt of the United
+    # States" for "China" and "debt").
+    if mentions and plan.residual:
+        residual = set(plan.residual)
+        for cid, cs in scores.items():
+            chunk = seen[cid].chunk
+            if chunk.doc_id in anchor_docs:
+                continue
+            text = f"{chunk.title} {chunk.text}".lower()
+            hit = max((w for span, w in mentions if span in text), default=0.0)
+            if hit:
+                share = len(residual & bags[cid]) / len(residual)
+                cs.score += weights.mention * hit * share
     return _spread_documents(sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id)), seen)
 
 

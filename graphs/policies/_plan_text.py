@@ -141,7 +141,8 @@ def candidate_spans(
             initial = len(words[j - 1].group()) == 1 and gap.strip() == "."
             if gap.strip() not in {"", "-", "&", "'", ",", ":"} and not initial:
                 break
-            if "," in gap:
+            if "," in gap or re.search(r"['’]s$", words[j - 1].group()):
+                # A comma or a possessive ends a name ("Nickelback's 2008 album").
                 break
             if gap.strip() == "-" and not gap.isspace() and " " in gap:
                 break
