@@ -46,7 +46,7 @@ class Weights:
     multi: float = 0.0
     # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
     # evidence (coverage alone favours long chunks, which mention more words by chance).
-    length: float = 0.3
+    length: float = 0.4
     mention: float = 2.0
 
 

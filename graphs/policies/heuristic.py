@@ -46,6 +46,8 @@ class HeuristicPlannerConfig(BaseModel):
 
     max_entity_queries: int = Field(default=6, ge=0)
     max_anchors: int = Field(default=2, ge=1)
+    # Anchors are looked for among this many best documents (spent ones are skipped).
+    anchor_window: int = Field(default=4, ge=1)
     # Bridge names searched alone per anchor, then further names searched in groups.
     bridges_per_anchor: int = Field(default=1, ge=0)
     names_per_group: int = Field(default=6, ge=1)
@@ -119,7 +121,7 @@ class HeuristicPlanner:
         elif not last_was_prune and not _added_last_round(view):
             return self._final(view, ranked, "the last round surfaced nothing new")
         else:
-            calls = self._next_round(plan, view, ranked)
+            calls = self._next_round(plan, view, ranked, issued)
         calls = [c for c in calls if _key(c.name, c.arguments) not in issued]
         calls = _unique(calls)[: self.config.max_calls_per_turn]
         if not calls:
@@ -146,55 +148,96 @@ class HeuristicPlanner:
         return calls
 
     def _next_round(
-        self, plan: QuestionPlan, view: PolicyView, ranked: list[ChunkScore]
+        self,
+        plan: QuestionPlan,
+        view: PolicyView,
+        ranked: list[ChunkScore],
+        issued: set[tuple[str, str]],
     ) -> list[ToolCall]:
-        calls: list[ToolCall] = []
-        reads = 0
         read_docs = {
             f.argument
             for sc in view.seen.values()
             for f in sc.found_by
             if f.tool == "read_document"
         }
-        residual = plan.residual_text
         anchors = [s for s in ranked if s.title_entity or s.linked_from or s.coverage >= 0.25]
         # One anchor per document: its surfaced chunks are read together, in order.
         by_doc: dict[str, list[SeenChunk]] = {}
+        entity_of: dict[str, str | None] = {}
         for s in anchors:
             doc_id = view.seen[s.chunk_id].chunk.doc_id
-            if doc_id not in by_doc and len(by_doc) >= self.config.max_anchors:
+            if doc_id not in by_doc:
+                if len(by_doc) >= self.config.anchor_window:
+                    continue
+                by_doc[doc_id] = []
+                entity_of[doc_id] = s.title_entity
+            by_doc[doc_id].append(view.seen[s.chunk_id])
+        # Pages about different entities first ("A or B": A's page and B's page before a
+        # second page titled like A), then the rest, in rank order.
+        fresh_entities: list[str] = []
+        repeats: list[str] = []
+        covered: set[str] = set()
+        for doc_id, entity in entity_of.items():
+            if entity is not None and entity in covered:
+                repeats.append(doc_id)
+            else:
+                fresh_entities.append(doc_id)
+                if entity is not None:
+                    covered.add(entity)
+        calls: list[ToolCall] = []
+        productive = reads = 0
+        for doc_id in fresh_entities + repeats:
+            # An anchor whose every hop was already searched gives way to the next one,
+            # so a chain of hops goes on past the pages found first.
+            mine = [
+                c
+                for c in self._anchor_calls(plan, doc_id, by_doc[doc_id], view, read_docs, reads)
+                if _key(c.name, c.arguments) not in issued
+            ]
+            if not mine:
                 continue
-            by_doc.setdefault(doc_id, []).append(view.seen[s.chunk_id])
-        for doc_id, pieces in by_doc.items():
-            best = pieces[0]
-            if (
-                reads < self.config.max_reads_per_turn
-                and doc_id not in read_docs
-                and _looks_partial(best, view.seen)
-            ):
-                calls.append(ToolCall(name="read_document", arguments={"doc_id": doc_id}))
-                read_docs.add(doc_id)
-                reads += 1
-            pieces = sorted(pieces, key=lambda p: p.chunk.index)
-            text = " ".join(p.chunk.text for p in pieces)
-            solo = self.config.bridges_per_anchor
-            group = self.config.names_per_group
-            spans = bridge_spans(
-                plan, best.chunk.title, text,
-                limit=solo + group * self.config.groups_per_anchor,
-            )
-            for i, (span, _) in enumerate(spans[:solo]):
-                calls.append(ToolCall(name="search_corpus", arguments={"query": span}))
-                if i < self.config.hop_context and residual:
-                    query = f"{span} {residual}"
-                    calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
-            # The other names go in groups: one search brings back the pages of several
-            # (each name's rare words pull its own page up), so a page's every name is
-            # followed for the price of a few calls.
-            rest = [span for span, _ in spans[solo:]]
-            for start in range(0, len(rest), max(group, 1)):
-                query = " ".join(rest[start : start + group])
+            reads += sum(1 for c in mine if c.name == "read_document")
+            calls += mine
+            productive += 1
+            if productive >= self.config.max_anchors:
+                break
+        return calls
+
+    def _anchor_calls(
+        self,
+        plan: QuestionPlan,
+        doc_id: str,
+        pieces: list[SeenChunk],
+        view: PolicyView,
+        read_docs: set[str],
+        reads: int,
+    ) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        best = pieces[0]
+        if (
+            reads < self.config.max_reads_per_turn
+            and doc_id not in read_docs
+            and _looks_partial(best, view.seen)
+        ):
+            calls.append(ToolCall(name="read_document", arguments={"doc_id": doc_id}))
+        text = " ".join(p.chunk.text for p in sorted(pieces, key=lambda p: p.chunk.index))
+        solo = self.config.bridges_per_anchor
+        group = self.config.names_per_group
+        spans = bridge_spans(
+            plan, best.chunk.title, text, limit=solo + group * self.config.groups_per_anchor
+        )
+        for i, (span, _) in enumerate(spans[:solo]):
+            calls.append(ToolCall(name="search_corpus", arguments={"query": span}))
+            if i < self.config.hop_context and plan.residual_text:
+                query = f"{span} {plan.residual_text}"
                 calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
+        # The other names go in groups: one search brings back the pages of several
+        # (each name's rare words pull its own page up), so a page's every name is
+        # followed for the price of a few calls.
+        rest = [span for span, _ in spans[solo:]]
+        for start in range(0, len(rest), group):
+            query = " ".join(rest[start : start + group])
+            calls.append(ToolCall(name="search_corpus", arguments={"query": query}))
         return calls
 
     def _prune_call(self, view: PolicyView, ranked: list[ChunkScore]) -> ToolCall | None:
