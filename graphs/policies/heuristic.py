@@ -110,16 +110,17 @@ class HeuristicPlanner:
         issued, rounds, last_was_prune = _issued_calls(view)
         ranked = score_chunks(plan, view.seen, self.weights)
 
+        # Concluding comes before pruning: the last turn must carry the final list, or the
+        # harness falls back to its own ranking.
+        if rounds and view.turn >= view.max_turns:
+            return self._final(view, ranked, "max_turns reached")
+        if rounds and not last_was_prune and not _added_last_round(view):
+            return self._final(view, ranked, "the last round surfaced nothing new")
         prune = self._prune_call(view, ranked)
         if prune is not None:
             return Decision(tool_calls=[prune], content="Context near the threshold: pruning.")
-
         if rounds == 0:
             calls = self._first_round(plan)
-        elif view.turn >= view.max_turns:
-            return self._final(view, ranked, "max_turns reached")
-        elif not last_was_prune and not _added_last_round(view):
-            return self._final(view, ranked, "the last round surfaced nothing new")
         else:
             calls = self._next_round(plan, view, ranked, issued)
         calls = [c for c in calls if _key(c.name, c.arguments) not in issued]

@@ -211,6 +211,14 @@ def test_stops_at_max_turns() -> None:
     assert decision.final is not None and not decision.tool_calls
 
 
+def test_last_turn_concludes_even_when_the_context_is_full() -> None:
+    seen, first = _after_first_round()
+    used = sum(s.tokens for s in seen.values())
+    decision = HeuristicPlanner().step(
+        _view(seen, turn=2, calls=[first], max_turns=2, tokens_used=used, threshold=used))
+    assert decision.final is not None and not decision.tool_calls
+
+
 def test_prunes_lowest_value_chunks_near_the_threshold_and_keeps_the_best() -> None:
     seen, first = _after_first_round()
     for i in range(20):
