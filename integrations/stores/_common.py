@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from sift.protocols import Embedder
 
 __all__ = [
+    "ALPHA_BY_EMBEDDER",
     "DEFAULT_ALPHA",
     "DEFAULT_FUSION",
     "DEFAULT_MAX_PATTERN_CHARS",
@@ -39,6 +40,7 @@ __all__ = [
     "check_k",
     "compile_pattern",
     "content_hash",
+    "default_alpha",
     "fuse",
     "fusion_names",
     "literal_fragments",
@@ -55,6 +57,16 @@ MAX_K = 1_000
 # benchmark dev sets (benchmarks/) and every store takes them as constructor options.
 DEFAULT_FUSION = "relative_score"
 DEFAULT_ALPHA = 0.5
+# Hybrid weight of the dense scores per embedder, tuned on the shared dev sets
+# (benchmarks/results/dense_quality.md): with the static model only a light dense weight is
+# never worse than BM25 alone on any set; MiniLM's dense scores are worth more than BM25's.
+# Embedders not measured there (Ollama models, hash) keep DEFAULT_ALPHA, Weaviate's default.
+ALPHA_BY_EMBEDDER = {"static": 0.1, "minilm": 0.6}
+
+
+def default_alpha(embedder_name: str) -> float:
+    """The hybrid alpha a store uses for `embedder_name` when none is given."""
+    return ALPHA_BY_EMBEDDER.get(embedder_name, DEFAULT_ALPHA)
 
 # RE2 programs are bounded in memory; a pattern whose automaton would exceed this is
 # refused at compile time rather than slowing every grep down.

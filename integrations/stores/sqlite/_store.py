@@ -37,6 +37,7 @@ from sift.integrations.stores._common import (
     coerce_document,
     compile_pattern,
     content_hash,
+    default_alpha,
     embed_query,
     fuse,
     literal_fragments,
@@ -84,7 +85,8 @@ class SqliteCorpus:
             the store, or `DEFAULT_EMBEDDER` for a new store.
         create: create a store when `path` is absent or an empty directory.
         fusion: hybrid fusion strategy, one of `fusion_names()` ("relative_score", "rrf").
-        alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only.
+        alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only;
+            None takes the tuned default of the embedder (`default_alpha`).
         chunk_tokens: chunk size for new stores (a store keeps the size it was made with).
         hybrid_candidates: how many results of each list hybrid search fuses.
         max_query_chars / max_pattern_chars: input limits for search and grep.
@@ -98,7 +100,7 @@ class SqliteCorpus:
         embedder: Embedder | str | None = None,
         create: bool = True,
         fusion: str = DEFAULT_FUSION,
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         chunk_tokens: int | None = None,
         hybrid_candidates: int = 100,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
@@ -114,7 +116,7 @@ class SqliteCorpus:
             )
         self._vector_index = vector_index
         self._ann_threshold = ann_threshold
-        self._fusion, self._alpha = check_fusion(fusion, alpha)
+        self._fusion, _ = check_fusion(fusion, DEFAULT_ALPHA if alpha is None else alpha)
         if hybrid_candidates < 1:
             raise ValueError(f"hybrid_candidates must be at least 1, got {hybrid_candidates!r}")
         if batch_docs < 1:
@@ -142,6 +144,7 @@ class SqliteCorpus:
         conn = self._conn()
         meta = self._meta()
         self._embedder = self._resolve_embedder(embedder, meta)
+        self._alpha = default_alpha(self._embedder.name) if alpha is None else float(alpha)
         self._dim = int(meta["dim"])
         self._chunk_tokens = int(meta["chunk_tokens"])
         if chunk_tokens is not None and chunk_tokens != self._chunk_tokens:

@@ -45,6 +45,7 @@ from sift.integrations.stores._common import (
     coerce_document,
     compile_pattern,
     content_hash,
+    default_alpha,
     embed_query,
     literal_fragments,
     prepare_documents,
@@ -134,7 +135,7 @@ class WeaviateCorpus:
         embedder: Embedder | str | None = None,
         create: bool = True,
         fusion: str = DEFAULT_FUSION,
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         chunk_tokens: int | None = None,
         batch_docs: int = 64,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
@@ -142,7 +143,8 @@ class WeaviateCorpus:
         _shared: _Shared | None = None,
         _tenant: str | None = None,
     ) -> None:
-        self._fusion, self._alpha = check_fusion(fusion, alpha)
+        self._fusion, _ = check_fusion(fusion, DEFAULT_ALPHA if alpha is None else alpha)
+        self._alpha_option = alpha
         if batch_docs < 1:
             raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
         self._batch_docs = batch_docs
@@ -193,7 +195,7 @@ class WeaviateCorpus:
         view = WeaviateCorpus(
             embedder=self._embedder_option if self._embedder is None else self._embedder,
             fusion=self._fusion,
-            alpha=self._alpha,
+            alpha=self._alpha_option,
             chunk_tokens=self._chunk_tokens_option,
             batch_docs=self._batch_docs,
             max_query_chars=self._max_query_chars,
@@ -884,6 +886,13 @@ class WeaviateCorpus:
                 f"not {embedder.name!r}; open it with embedder={recorded['embedder']!r} or "
                 "index into another collection"
             )
+
+    @property
+    def _alpha(self) -> float:
+        # Resolved with the embedder, which a collection may only name once it is read.
+        if self._alpha_option is not None:
+            return float(self._alpha_option)
+        return default_alpha(self._get_embedder().name)
 
     def _get_embedder(self) -> Embedder:
         if self._embedder is not None:
