@@ -83,9 +83,11 @@ class Corpus(Protocol):
         vector: np.ndarray | None = None,
         filters: Filter | None = None,
         exclude: Collection[str] = (),
+        alpha: float | None = None,
     ) -> list[Hit]:
         """Best `k` chunks for the query, none of whose ids is in `exclude`. The store
-        embeds the query itself when `vector` is None and the mode needs one."""
+        embeds the query itself when `vector` is None and the mode needs one. `alpha` is
+        the hybrid weight of dense scores for this call (None: the store's default)."""
         ...
 
     def grep(

@@ -31,6 +31,11 @@ class HarnessConfig(BaseSettings):
     max_question_chars: int = Field(
         2000, ge=1, description="Longest question accepted; a longer one is a clear error.")
     search_mode: SearchMode = Field("hybrid", description="Store search mode of search_corpus.")
+    search_alpha: float | None = Field(
+        0.5, ge=0, le=1, description="Hybrid weight of dense scores in search_corpus; None "
+        "uses the store's default. The harness's short entity sub-queries gain from more "
+        "dense weight than a whole question does: planner all-gold@10 on MuSiQue 0.405 at "
+        "0.5 against 0.372 at the static store's 0.1 (benchmarks/results/planner_quality.md).")
     search_max_chunks: int = Field(10, ge=1, le=100, description="Chunks per search_corpus.")
     grep_max_hits: int = Field(5, ge=1, le=100, description="Chunks per grep_corpus.")
     call_token_cap: int = Field(

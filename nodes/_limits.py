@@ -17,6 +17,7 @@ class Limits(Protocol):
     max_turns: int
     top_k: int
     search_mode: SearchMode
+    search_alpha: float | None
     search_max_chunks: int
     grep_max_hits: int
     call_token_cap: int

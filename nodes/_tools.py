@@ -160,6 +160,9 @@ async def run_call(
     name, index = planned.call.name, planned.index
     try:
         if name == "search_corpus":
+            # alpha only when set, so a Corpus written before the per-call weight still works.
+            weight = episode.limits.search_alpha
+            extra = {} if weight is None else {"alpha": weight}
             work = asyncio.to_thread(
                 corpus.search,
                 planned.argument,
@@ -167,6 +170,7 @@ async def run_call(
                 mode=episode.limits.search_mode,
                 filters=episode.filters,
                 exclude=frozenset(episode.searched),
+                **extra,
             )
             hits = await asyncio.wait_for(work, timeout)
             return ToolOutcome(index, chunks=[h.chunk for h in hits])

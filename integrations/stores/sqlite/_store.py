@@ -573,18 +573,20 @@ class SqliteCorpus:
         vector: np.ndarray | None = None,
         filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
+        alpha: float | None = None,
     ) -> list[Hit]:
         text = validate_query(query, self._max_query_chars)
         check_k(k)
+        weight = self._alpha if alpha is None else check_fusion(self._fusion, alpha)[1]
         if mode not in _MODES:
             raise ValueError(f"unknown search mode {mode!r}; valid modes: {', '.join(_MODES)}")
         spec = Filter.of(filters)
         if spec is not None and not spec.conditions:
             spec = None
         blocked = self._rowids(exclude)
-        if mode == "hybrid" and self._alpha == 0.0:
+        if mode == "hybrid" and weight == 0.0:
             mode = "bm25"
-        elif mode == "hybrid" and self._alpha == 1.0:
+        elif mode == "hybrid" and weight == 1.0:
             mode = "dense"
         checker = _FilterCheck(self._conn(), spec)
         if mode == "bm25":
@@ -599,7 +601,7 @@ class SqliteCorpus:
                 lambda n: self._lexical.search(text, n, blocked), width, checker
             )
             dense = self._filtered(lambda n: self._vectors.search(q, n, blocked), width, checker)
-            ranked = fuse(self._fusion, dense, lexical, self._alpha)[:k]
+            ranked = fuse(self._fusion, dense, lexical, weight)[:k]
         return self._hits(ranked)
 
     @staticmethod

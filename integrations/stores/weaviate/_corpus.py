@@ -517,9 +517,11 @@ class WeaviateCorpus:
         vector: np.ndarray | None = None,
         filters: Filter | None = None,
         exclude: Collection[str] = (),
+        alpha: float | None = None,
     ) -> list[Hit]:
         text = validate_query(query, self._max_query_chars)
         check_k(k)
+        weight = self._alpha if alpha is None else check_fusion(self._fusion, alpha)[1]
         if mode not in ("hybrid", "bm25", "dense"):
             raise ValueError(f"unknown search mode {mode!r}; valid modes: hybrid, bm25, dense")
         filters = Filter.of(filters)  # type: ignore[arg-type]
@@ -553,7 +555,7 @@ class WeaviateCorpus:
                     reply = collection.query.hybrid(
                         query=text,
                         vector=vec,
-                        alpha=self._alpha,
+                        alpha=weight,
                         fusion_type=_FUSIONS[self._fusion],
                         query_properties=_schema.SEARCH_PROPERTIES,
                         return_metadata=MetadataQuery(score=True),

@@ -22,3 +22,25 @@ def test_store_takes_its_embedders_alpha_unless_told(tmp_path: Path) -> None:
         assert corpus.stats().extra["alpha"] == 0.25
     with pytest.raises(ValueError, match="alpha"):
         SqliteCorpus(tmp_path / "s", alpha=1.5)
+
+
+def test_per_call_alpha_spans_bm25_to_dense(tmp_path: Path) -> None:
+    from sift.types import Document
+
+    with SqliteCorpus(tmp_path / "s", embedder="hash") as corpus:
+        corpus.upsert(Document(id=f"d{i}", title=f"T{i}", text=text) for i, text in enumerate([
+            "granite quarry near the river", "the river delta floods in spring",
+            "quarry workers strike for pay", "spring flowers by the granite wall",
+            "a delta of sediment and granite", "pay rise for river pilots",
+        ]))
+        query = "granite river"
+
+        def ids(hits: list) -> list[str]:
+            return [h.chunk.chunk_id for h in hits]
+
+        assert ids(corpus.search(query, k=4, alpha=0.0)) == ids(
+            corpus.search(query, k=4, mode="bm25"))
+        assert ids(corpus.search(query, k=4, alpha=1.0)) == ids(
+            corpus.search(query, k=4, mode="dense"))
+        with pytest.raises(ValueError, match="alpha"):
+            corpus.search(query, alpha=-0.1)
