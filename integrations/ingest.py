@@ -14,13 +14,21 @@ import re
 from collections.abc import Iterable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from sift.errors import SiftError
 from sift.types import Document
 
-__all__ = ["SUPPORTED_SUFFIXES", "InputError", "InputProblem", "count_documents", "read_inputs"]
+__all__ = [
+    "SUPPORTED_SUFFIXES",
+    "InputError",
+    "InputProblem",
+    "count_documents",
+    "iter_json_lines",
+    "read_inputs",
+]
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".html", ".htm")
 
@@ -126,7 +134,9 @@ def _file_document(path: Path, doc_id: str) -> Document:
     return Document(id=doc_id, title=path.stem, text=raw, metadata={"source": str(path)})
 
 
-def _jsonl_documents(path: Path, problems: list[InputProblem]) -> Iterator[Document]:
+def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line number, object) for each non-blank line of a JSONL file; a line that is not
+    a JSON object comes as (line number, what is wrong with it), so callers can name it."""
     try:
         handle = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -138,25 +148,28 @@ def _jsonl_documents(path: Path, problems: list[InputProblem]) -> Iterator[Docum
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                problems.append(InputProblem(source=str(path), line=number,
-                                             error=f"not valid JSON ({exc.msg})"))
+                yield number, f"not valid JSON ({exc.msg})"
                 continue
-            if not isinstance(record, dict):
-                problems.append(InputProblem(source=str(path), line=number,
-                                             error="a line must be a JSON object"))
-                continue
-            try:
-                yield Document(
-                    id=str(record["id"]) if "id" in record else "",
-                    title=str(record.get("title") or ""),
-                    text=record.get("text"),  # type: ignore[arg-type]
-                    metadata=record.get("metadata") or {},
-                )
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                field = ".".join(str(p) for p in first["loc"]) or "record"
-                problems.append(InputProblem(source=str(path), line=number,
-                                             error=f"field {field!r}: {first['msg']}"))
+            yield number, record if isinstance(record, dict) else "a line must be a JSON object"
+
+
+def _jsonl_documents(path: Path, problems: list[InputProblem]) -> Iterator[Document]:
+    for number, record in iter_json_lines(path):
+        if isinstance(record, str):
+            problems.append(InputProblem(source=str(path), line=number, error=record))
+            continue
+        try:
+            yield Document(
+                id=str(record["id"]) if "id" in record else "",
+                title=str(record.get("title") or ""),
+                text=record.get("text"),  # type: ignore[arg-type]
+                metadata=record.get("metadata") or {},
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "record"
+            problems.append(InputProblem(source=str(path), line=number,
+                                         error=f"field {field!r}: {first['msg']}"))
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -31,6 +31,7 @@ from sift.integrations.cli._options import (
     TopKOption,
 )
 from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
+from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
 from sift.protocols import Corpus, Policy
 from sift.types import SearchResult
@@ -105,22 +106,10 @@ async def _run_one(
 
 def _batch(path: Path) -> list[tuple[int, dict[str, Any] | str]]:
     """(line number, record) pairs; a record that cannot be used is an error string."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot read {path}: {exc.strerror or exc}") from None
     out: list[tuple[int, dict[str, Any] | str]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            out.append((number, f"not valid JSON ({exc.msg})"))
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("question"), str):
-            out.append((number, "expected an object with a string 'question' (and an 'id')"))
-            continue
+    for number, record in iter_json_lines(path):
+        if isinstance(record, dict) and not isinstance(record.get("question"), str):
+            record = "expected an object with a string 'question' (and an 'id')"
         out.append((number, record))
     return out
 
