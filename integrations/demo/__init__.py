@@ -14,9 +14,9 @@ from sift.types import Document
 
 __all__ = ["DEFAULT_QUESTION", "DemoQuestion", "demo_documents", "demo_questions"]
 
-# Two hops: Timothy Shriver's page names his father (Sargent Shriver), whose page names
-# the school. Neither page alone answers it.
-DEFAULT_QUESTION = "Where did Timothy Shriver's father study?"
+# Two hops: the film's page names its director (Henry Edwards), whose page names his
+# birthplace. Single-shot retrieval finds only one of the two pages in its top 10.
+DEFAULT_QUESTION = "What is the place of birth of the director of film Boden's Boy?"
 
 
 class DemoQuestion(BaseModel):

@@ -155,5 +155,6 @@ def test_foreign_folder_and_incompatible_store_are_refused_untouched(tmp_path: P
 def test_demo_answers_its_two_hop_question_offline(tmp_path: Path) -> None:
     run = sift("demo", "-q", home=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "Timothy Shriver" in run.stdout and "Sargent Shriver" in run.stdout
-    assert "gold passages in the top 10: sift 2/2" in run.stdout
+    assert "Boden's Boy" in run.stdout and "Henry Edwards" in run.stdout
+    assert "gold passages in the top 10: sift 2/2, single-shot hybrid 1/2" in run.stdout
+    assert "Weston-super-Mare" in run.stdout
