@@ -1,12 +1,12 @@
 """The `sift` command line: index, search, serve, eval, demo.
 
-Each command lives in its own private module exposing `register(app)`. Errors that sift
+Each command lives in its own private module exposing `register(app)`, imported after
+`app` exists. Errors that sift
 raises on purpose print as one line on stderr with exit code 2; nothing else is caught.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import typer
@@ -23,15 +23,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_COMMANDS = ("_index", "_search", "_grep", "_demo", "_serve", "_eval")
+from sift.integrations.cli import _demo, _eval, _grep, _index, _search, _serve  # noqa: E402
 
-for _name in _COMMANDS:
-    try:
-        _module = importlib.import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as exc:  # a command whose module has not landed yet
-        if exc.name != f"{__name__}.{_name}":
-            raise
-        continue
+for _module in (_index, _search, _grep, _demo, _serve, _eval):
     _module.register(app)
 
 

@@ -98,6 +98,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate retrieval on a benchmark folder: single-shot baselines vs agentic."""
         from sift.integrations.eval._dataset import EvalError
+        from sift.integrations.eval._plots import require_matplotlib
         from sift.integrations.eval._runner import (
             POLICIES,
             EvalConfig,
@@ -111,6 +112,7 @@ def register(app: typer.Typer) -> None:
         if (model or ollama_host) and policy != "ollama":
             raise EvalError("--model and --ollama-host apply to --policy ollama only")
         chosen = parse_modes(modes)
+        require_matplotlib()
         config = EvalConfig(
             dataset=dataset,
             modes=chosen,

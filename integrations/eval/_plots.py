@@ -12,7 +12,12 @@ if TYPE_CHECKING:
     from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome
     from sift.integrations.eval._report import EvalReport
 
-__all__ = ["plot_context_tokens", "plot_recall_curves"]
+__all__ = ["plot_context_tokens", "plot_recall_curves", "require_matplotlib"]
+
+
+def require_matplotlib() -> None:
+    """Fails now, with the extra to install, rather than after a whole evaluation ran."""
+    _pyplot()
 
 
 def _pyplot():  # type: ignore[no-untyped-def]
