@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
+import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class LexicalIndex:
         self._heap = heap_bytes
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
+        self._pristine = False  # True while the index is a freshly made, untouched one
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
         seq = read_seq(self._sidecar, _FORMAT)
         if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
@@ -59,14 +61,30 @@ class LexicalIndex:
     def _reset(self) -> None:
         """An empty index; callers then add every chunk and commit."""
         self._close_writer()
+        # Drop tantivy's handles on the old files first: its directory watcher may still
+        # write there, which made a single rmtree leave the folder behind (seen on an
+        # idle machine, where that thread wins the race).
+        self._index = None
         self._sidecar.unlink(missing_ok=True)
-        shutil.rmtree(self._dir, ignore_errors=True)
+        for attempt in range(5):
+            shutil.rmtree(self._dir, ignore_errors=True)
+            if not self._dir.exists():
+                break
+            time.sleep(0.02 * (attempt + 1))
+        else:
+            raise CorpusError(
+                f"cannot clear the BM25 index folder {self._dir}; remove it and reopen the "
+                "store (the index is rebuilt from SQLite)"
+            )
         self._dir.mkdir(parents=True)
         self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
         self.seq = -1
+        self._pristine = True
 
     def reset(self) -> None:
-        self._reset()
+        """Empties the index, unless it is the empty one `_reset` just made."""
+        if not self._pristine:
+            self._reset()
 
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
@@ -86,6 +104,7 @@ class LexicalIndex:
         self._w()
 
     def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
+        self._pristine = False
         writer = self._w()
         for cid, title, text in rows:
             doc = tantivy.Document()
@@ -95,6 +114,7 @@ class LexicalIndex:
             writer.add_document(doc)
 
     def delete(self, cids: Collection[int]) -> None:
+        self._pristine = False
         if cids:
             query = tantivy.Query.term_set_query(self._schema, "cid", list(cids))
             self._w().delete_documents_by_query(query)

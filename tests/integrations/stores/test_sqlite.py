@@ -227,22 +227,26 @@ CHILD = textwrap.dedent(
 
 
 def _run_child(path: Path, mode: str, kill_after: int | None, index: str = "exact") -> list[int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), mode, index],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    done: list[int] = []
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            done.append(int(line))
-            if kill_after is not None and len(done) >= kill_after:
-                os.kill(proc.pid, signal.SIGKILL)
-                break
-    finally:
-        proc.wait(timeout=60)
+    errors = path.with_name(path.name + ".stderr")
+    with errors.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), mode, index],
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+        )
+        done: list[int] = []
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                done.append(int(line))
+                if kill_after is not None and len(done) >= kill_after:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    break
+        finally:
+            proc.wait(timeout=60)
+    # A child that died on its own (not by our SIGKILL) must say why.
+    assert proc.returncode == -signal.SIGKILL, errors.read_text()[-2000:]
     return done
 
 
