@@ -33,12 +33,14 @@ def main() -> None:
     for question in questions[:QUESTIONS]:
         ids = [i for i in question["candidate_doc_ids"] if i in corpus]
         wanted += [i for i in ids if i not in wanted]
-        kept.append({
-            "id": question["id"],
-            "question": question["question"],
-            "answers": question["answers"],
-            "supporting_doc_ids": question["supporting_doc_ids"],
-        })
+        kept.append(
+            {
+                "id": question["id"],
+                "question": question["question"],
+                "answers": question["answers"],
+                "supporting_doc_ids": question["supporting_doc_ids"],
+            }
+        )
     lines = [json.dumps(corpus[i], ensure_ascii=False) for i in sorted(wanted)]
     with gzip.open(TARGET / "corpus.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as out:
         out.write("\n".join(lines) + "\n")

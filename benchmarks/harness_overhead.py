@@ -111,8 +111,7 @@ class SteadyPolicy:
                     oldest.append(cid)
                     freed += view.seen[cid].tokens + 12
                 if oldest:
-                    calls.insert(0, ToolCall(name="prune_chunks",
-                                             arguments={"chunk_ids": oldest}))
+                    calls.insert(0, ToolCall(name="prune_chunks", arguments={"chunk_ids": oldest}))
             decision = Decision(tool_calls=calls)
         self.spans.append((began, time.perf_counter(), view.tokens_used))
         self.cpu.append((cpu_began, time.thread_time()))
@@ -170,16 +169,31 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     for (_, end, _), (start, _, tokens), (_, cpu_end), (cpu_start, _) in pairs:
         gap = (start - end) * 1000
         store_ms = union_ms(timed.intervals, end, start)
-        rows.append({"tokens": tokens, "gap": gap, "store": store_ms, "harness": gap - store_ms,
-                     "cpu": (cpu_start - cpu_end) * 1000})
+        rows.append(
+            {
+                "tokens": tokens,
+                "gap": gap,
+                "store": store_ms,
+                "harness": gap - store_ms,
+                "cpu": (cpu_start - cpu_end) * 1000,
+            }
+        )
     # Turns whose context is within -15%/+20% of the target (the rejection level, where
     # searches are refused and the store is idle, lies above).
     low, high = args.tokens * 0.85, args.tokens * 1.2
     steady = [r for r in rows if low <= r["tokens"] <= high]
-    baseline = [ms for ms, (_, _, t) in zip(policy.json_ms, policy.spans, strict=True)
-                if low <= t <= high]
-    return {"rows": rows, "steady": steady, "baseline": baseline, "result": result,
-            "build_s": build_s, "episode_s": episode_s, "docs": len(docs)}
+    baseline = [
+        ms for ms, (_, _, t) in zip(policy.json_ms, policy.spans, strict=True) if low <= t <= high
+    ]
+    return {
+        "rows": rows,
+        "steady": steady,
+        "baseline": baseline,
+        "result": result,
+        "build_s": build_s,
+        "episode_s": episode_s,
+        "docs": len(docs),
+    }
 
 
 def report(args: argparse.Namespace, data: dict[str, Any]) -> str:
@@ -194,13 +208,18 @@ def report(args: argparse.Namespace, data: dict[str, Any]) -> str:
     p50, p95 = percentile(harness, 0.5), percentile(harness, 0.95)
     b50 = percentile(base, 0.5)
     cpu50 = percentile([r["cpu"] for r in steady], 0.5)
-    verdict = (f"wall-clock p50 {p50:.2f} ms: **{'met' if p50 <= 10 else 'not met'}**; the "
-               f"harness's own compute (event-loop CPU) p50 {cpu50:.2f} ms: "
-               f"**{'met' if cpu50 <= 10 else 'not met'}**")
+    verdict = (
+        f"wall-clock p50 {p50:.2f} ms: **{'met' if p50 <= 10 else 'not met'}**; the "
+        f"harness's own compute (event-loop CPU) p50 {cpu50:.2f} ms: "
+        f"**{'met' if cpu50 <= 10 else 'not met'}**"
+    )
     usage = data["result"].usage
-    waiting = (" here it is dominated by waiting for worker threads to get a CPU (rerun on "
-               "an idle machine to separate the two)." if p50 > 2 * cpu50 else
-               " the CPU row shows what the harness itself computes.")
+    waiting = (
+        " here it is dominated by waiting for worker threads to get a CPU (rerun on "
+        "an idle machine to separate the two)."
+        if p50 > 2 * cpu50
+        else " the CPU row shows what the harness itself computes."
+    )
     return f"""# Harness overhead per model turn
 
 Command: `python benchmarks/harness_overhead.py --turns {args.turns} --tokens {args.tokens} \
@@ -208,11 +227,11 @@ Command: `python benchmarks/harness_overhead.py --turns {args.turns} --tokens {a
 Machine: {platform.machine()}, Python {platform.python_version()}, {platform.system()}, \
 2 cores shared with other running processes.
 
-Store: SqliteCorpus ({args.embedder} embedder) built from {data['docs']} HotpotQA passages \
-in {data['build_s']:.1f} s. Policy: instant (no model); it keeps the context near \
+Store: SqliteCorpus ({args.embedder} embedder) built from {data["docs"]} HotpotQA passages \
+in {data["build_s"]:.1f} s. Policy: instant (no model); it keeps the context near \
 {args.tokens} tokens by pruning the oldest chunks and issuing three parallel searches per \
 turn. One episode of {usage.turns} turns, {usage.tool_calls} tool calls, peak context \
-{usage.peak_context_tokens} tokens, {data['episode_s']:.2f} s wall.
+{usage.peak_context_tokens} tokens, {data["episode_s"]:.2f} s wall.
 
 Harness time per model turn = wall time between one `decide()` returning and the next
 being called (LangGraph supersteps, call checks, Send fan-out, join, observation rendering,
@@ -235,7 +254,7 @@ at the end of the run: {os.getloadavg()[0]:.1f}.
 | baseline: JSON-serialise the same context | {b50:.2f} | {percentile(base, 0.95):.2f} | \
 {statistics.mean(base):.2f} |
 
-sift harness / baseline at p50: {p50 / b50 if b50 else float('nan'):.1f}x.
+sift harness / baseline at p50: {p50 / b50 if b50 else float("nan"):.1f}x.
 Target p50 <= 10 ms: {verdict}. The wall-clock figure is the one a user sees;{waiting}
 """
 

@@ -52,8 +52,10 @@ def passages(limit: int = 4000) -> list[tuple[str, str]]:
     corpus = DATA / "corpus.jsonl"
     if not corpus.exists():
         words = ["the", "film", "was", "directed", "by", "an", "actor", "born", "in", "1980"]
-        return [(f"doc{i}", " ".join(words[(i + j) % len(words)] for j in range(90)))
-                for i in range(limit)]
+        return [
+            (f"doc{i}", " ".join(words[(i + j) % len(words)] for j in range(90)))
+            for i in range(limit)
+        ]
     out = []
     with corpus.open() as fh:
         for line in fh:
@@ -73,28 +75,36 @@ def context(tokens: int) -> list[Message]:
     while used < tokens:
         turn += 1
         calls = [
-            ToolCall(id=f"t{turn}_0_{i}", name="search_corpus",
-                     arguments={"query": f"query {turn} {i}"}, batch_id=f"t{turn}_0")
+            ToolCall(
+                id=f"t{turn}_0_{i}",
+                name="search_corpus",
+                arguments={"query": f"query {turn} {i}"},
+                batch_id=f"t{turn}_0",
+            )
             for i in range(2)
         ]
-        messages.append(Message(role="assistant", thinking="Plan: two searches. " * 20,
-                                tool_calls=calls))
+        messages.append(
+            Message(role="assistant", thinking="Plan: two searches. " * 20, tool_calls=calls)
+        )
         blocks = []
         for _ in range(10):
             doc_id, text = next(source)
             blocks.append(f"# DOCUMENT ID: {doc_id}_0 ({estimate_tokens(text)} tokens)\n{text}")
         body = "\n\n".join(blocks) + f"\n[Token usage: {used}/16384]"
         messages.append(Message(role="tool", tool_name="multi_tool_use", content=body))
-        used = sum(estimate_tokens(m.content) + estimate_tokens(m.thinking or "")
-                   for m in messages)
+        used = sum(estimate_tokens(m.content) + estimate_tokens(m.thinking or "") for m in messages)
     return messages
 
 
 def scripted_turn(_body: dict) -> object:
     return reply(
         thinking="We need to find the director and then his birth year. " * 30,
-        tool_calls=[multi_tool_use(tool_call("search_corpus", query="director"),
-                                   tool_call("grep_corpus", pattern=r"\d{4}"))],
+        tool_calls=[
+            multi_tool_use(
+                tool_call("search_corpus", query="director"),
+                tool_call("grep_corpus", pattern=r"\d{4}"),
+            )
+        ],
         # One line per generated token, as Ollama streams.
         stream_pieces=400,
     )
@@ -108,11 +118,12 @@ def episode_turn(body: dict, *, fill_tokens: int, cheap_turns: int) -> object:
     shown = sum(len(m.get("content", "")) for m in messages) // 4
     thinking = "Next step. " * 30
     if shown < fill_tokens and turn < 40:
-        searches = [tool_call("search_corpus", query=f"{word} {turn}")
-                    for word in ("film", "born", "band", "city")]
+        searches = [
+            tool_call("search_corpus", query=f"{word} {turn}")
+            for word in ("film", "born", "band", "city")
+        ]
         return reply(thinking=thinking, tool_calls=[multi_tool_use(*searches)])
-    cheap = sum(1 for m in messages if m["role"] == "tool"
-                and m.get("tool_name") == "prune_chunks")
+    cheap = sum(1 for m in messages if m["role"] == "tool" and m.get("tool_name") == "prune_chunks")
     if cheap < cheap_turns:
         # No thinking here, so that a hundred turns barely grow the measured context.
         return reply(tool_calls=[tool_call("prune_chunks", chunk_ids=[f"none_{turn}"])])
@@ -152,8 +163,15 @@ async def measure(mode: str, turns: int, messages: list[Message]) -> dict:
     proc.start()
     try:
         host = parent.recv()
-        view = PolicyView(question="Who directed the film?", turn=3, max_turns=40,
-                          messages=messages, threshold=16384, rejection=24576, budget=32768)
+        view = PolicyView(
+            question="Who directed the film?",
+            turn=3,
+            max_turns=40,
+            messages=messages,
+            threshold=16384,
+            rejection=24576,
+            budget=32768,
+        )
         policy = OllamaPolicy(host=host, timeout=10, stream=mode != "whole")
         walls, cpu = [], []
         decision = None
@@ -214,9 +232,7 @@ async def measure_graph(turns: int, tokens: int, store_dir: Path) -> dict:
     corpus = SqliteCorpus(store_dir / "store", embedder="hash")
     corpus.upsert(Document(id=i, title="", text=t) for i, t in passages(3000))
     parent, child = mp.Pipe()
-    proc = mp.get_context("spawn").Process(
-        target=serve, args=(child, 0.002, (tokens, turns + 1))
-    )
+    proc = mp.get_context("spawn").Process(target=serve, args=(child, 0.002, (tokens, turns + 1)))
     proc.start()
     try:
         host = parent.recv()
@@ -229,10 +245,15 @@ async def measure_graph(turns: int, tokens: int, store_dir: Path) -> dict:
                     (event["turn"], time.perf_counter(), time.process_time(), event["tokens"])
                 )
 
-        config = HarnessConfig(max_turns=turns + 60, threshold_tokens=tokens + 8000,
-                               rejection_tokens=tokens + 9000, budget_tokens=tokens + 12000)
-        result = await asearch("Who directed the film?", corpus, policy=policy,
-                               config=config, on_event=on_event)
+        config = HarnessConfig(
+            max_turns=turns + 60,
+            threshold_tokens=tokens + 8000,
+            rejection_tokens=tokens + 9000,
+            budget_tokens=tokens + 12000,
+        )
+        result = await asearch(
+            "Who directed the film?", corpus, policy=policy, config=config, on_event=on_event
+        )
         await policy.aclose()
         parent.send("seconds")
         chat = parent.recv()[1:]  # the first request is /api/show
@@ -268,8 +289,9 @@ async def measure_graph(turns: int, tokens: int, store_dir: Path) -> dict:
 async def run(turns: int, tokens: int) -> tuple[int, list[dict]]:
     messages = context(tokens)
     est = sum(estimate_tokens(m.content) + estimate_tokens(m.thinking or "") for m in messages)
-    rows = [await measure(mode, turns, messages)
-            for mode in ("whole", "stream-paced", "stream-burst")]
+    rows = [
+        await measure(mode, turns, messages) for mode in ("whole", "stream-paced", "stream-burst")
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         rows.append(await measure_graph(turns, tokens, Path(tmp)))
     return est, rows
@@ -318,8 +340,8 @@ Machine: {platform.machine()}, Python {platform.python_version()}, {platform.sys
 2 cores shared with other running processes (load average {load}): the p95 figures
 mostly measure that contention.
 
-Each turn sends a context of {est} tokens by sift's estimate ({rows[0]['request_bytes']:,}
-bytes of request JSON; the loopback server counted {rows[0]['prompt_tokens']}) and gets back
+Each turn sends a context of {est} tokens by sift's estimate ({rows[0]["request_bytes"]:,}
+bytes of request JSON; the loopback server counted {rows[0]["prompt_tokens"]}) and gets back
 a gpt-oss-style turn: about 330 NDJSON lines of thinking (one per token, as Ollama
 streams) and one `multi_tool_use` call. The loopback
 Ollama runs in a child process (so it does not share the client's GIL) and records its
@@ -341,7 +363,7 @@ Target p50 <= 10 ms for sift's default (streamed) mode with a model-paced stream
 
 The same, through the whole graph: `sift.graphs.asearch` over a real SqliteCorpus (3,000
 HotpotQA passages, hash embedder), the model (paced stream as above) searching until its
-context holds {args.tokens} tokens, then making {graph['turns']} measured turns whose tool
+context holds {args.tokens} tokens, then making {graph["turns"]} measured turns whose tool
 costs nothing (`prune_chunks` of an unknown id), then answering. A turn's overhead is the
 time from one `sift.turn_started` event to the next, minus the server's time on that
 turn's request: the policy, the graph's nodes, the budget check and the rendering of the

@@ -51,9 +51,7 @@ DATASETS = ("hotpotqa", "musique", "2wikimultihopqa")
 def load(name: str) -> tuple[list[dict], list[dict]]:
     folder = DATA / name
     corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
-    questions = [
-        json.loads(line) for line in (folder / "questions.jsonl").open(encoding="utf-8")
-    ]
+    questions = [json.loads(line) for line in (folder / "questions.jsonl").open(encoding="utf-8")]
     return corpus, questions
 
 
@@ -79,8 +77,14 @@ class Tally:
     items: list[int] = field(default_factory=list)
 
     def add(
-        self, q: dict, ranked_docs: list[str], tokens: int, ms: float, *,
-        surfaced: set[str] | None = None, calls: int = 1,
+        self,
+        q: dict,
+        ranked_docs: list[str],
+        tokens: int,
+        ms: float,
+        *,
+        surfaced: set[str] | None = None,
+        calls: int = 1,
     ) -> None:
         top = set(ranked_docs[:10])
         golds = gold_sets(q)
@@ -123,8 +127,13 @@ class SimCorpus:
         self._bm25s = bm25s
 
     def chunk(self, doc: dict) -> Chunk:
-        return Chunk(chunk_id=f"{doc['id']}_0", doc_id=doc["id"], index=0,
-                     title=doc["title"], text=doc["text"])
+        return Chunk(
+            chunk_id=f"{doc['id']}_0",
+            doc_id=doc["id"],
+            index=0,
+            title=doc["title"],
+            text=doc["text"],
+        )
 
     def search(self, query: str, k: int = 10, exclude: Collection[str] = ()) -> list[Chunk]:
         q = self._bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False)
@@ -165,8 +174,13 @@ def _block(ch: Chunk, tokens: int) -> str:
 
 
 def sim_episode(
-    corpus: SimCorpus, planner: HeuristicPlanner, question: str, *, max_turns: int = 6,
-    threshold: int = 16384, top_k: int = 30
+    corpus: SimCorpus,
+    planner: HeuristicPlanner,
+    question: str,
+    *,
+    max_turns: int = 6,
+    threshold: int = 16384,
+    top_k: int = 30,
 ) -> list[str]:
     seen: dict[str, SeenChunk] = {}
     searched: set[str] = set()
@@ -175,9 +189,16 @@ def sim_episode(
     for turn in range(1, max_turns + 1):
         used = sum(s.tokens for s in seen.values() if not s.pruned)
         view = PolicyView(
-            question=question, turn=turn, max_turns=max_turns, messages=messages, seen=seen,
-            tokens_used=used, threshold=threshold, rejection=threshold * 3 // 2,
-            budget=threshold * 2, top_k=top_k,
+            question=question,
+            turn=turn,
+            max_turns=max_turns,
+            messages=messages,
+            seen=seen,
+            tokens_used=used,
+            threshold=threshold,
+            rejection=threshold * 3 // 2,
+            budget=threshold * 2,
+            top_k=top_k,
         )
         decision = planner.step(view)
         if decision.final is not None or not decision.tool_calls:
@@ -278,8 +299,10 @@ def type_rows(name: str, plan: Tally) -> list[str]:
     rows = []
     for kind, counts in sorted(plan.outcomes.items()):
         n = sum(counts.values())
-        rows.append(f"| {name} | {kind} | {n} | {counts['ok'] / n:.3f} | "
-                    f"{counts['ranked_out']} | {counts['not_found']} |")
+        rows.append(
+            f"| {name} | {kind} | {n} | {counts['ok'] / n:.3f} | "
+            f"{counts['ranked_out']} | {counts['not_found']} |"
+        )
     return rows
 
 
@@ -363,10 +386,12 @@ async def run_graph(name: str, limit: int | None, progress: Progress):
                     top10.append(e)
             p_tok = sum(estimate_tokens(e.text) for e in top10[:10])
             base.add(q, s_docs, s_tok, (t1 - t0) * 1000)
-            surfaced = {doc_of(cid) for turn in result.trace for call in turn.calls
-                        for cid in call.added}
-            plan.add(q, p_docs, p_tok, (t2 - t1) * 1000, surfaced=surfaced,
-                     calls=result.usage.tool_calls)
+            surfaced = {
+                doc_of(cid) for turn in result.trace for call in turn.calls for cid in call.added
+            }
+            plan.add(
+                q, p_docs, p_tok, (t2 - t1) * 1000, surfaced=surfaced, calls=result.usage.tool_calls
+            )
             if not plan.all_gold[-1]:
                 failures.append((q, p_docs[:10]))
             progress.advance(task)

@@ -15,8 +15,20 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["Condition", "Filter", "FilterOp", "matches"]
 
 FilterOp = Literal[
-    "eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte",
-    "contains", "not_contains", "starts_with", "ends_with", "empty", "not_empty",
+    "eq",
+    "ne",
+    "in",
+    "not_in",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "contains",
+    "not_contains",
+    "starts_with",
+    "ends_with",
+    "empty",
+    "not_empty",
 ]
 
 _RANGE_KEYS = {"gt", "gte", "lt", "lte"}

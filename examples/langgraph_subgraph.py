@@ -23,20 +23,34 @@ from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.types import Document, Evidence, Usage
 
 DOCUMENTS = [
-    Document(id="vesuvius", title="Mount Vesuvius",
-             text="Mount Vesuvius is a volcano on the Gulf of Naples in Italy. Its eruption "
-                  "in 79 AD buried the Roman towns of Pompeii and Herculaneum."),
-    Document(id="pompeii", title="Pompeii",
-             text="Pompeii was an ancient Roman town near Naples, preserved under volcanic "
-                  "ash after the eruption of Mount Vesuvius."),
-    Document(id="pliny", title="Pliny the Younger",
-             text="Pliny the Younger described the eruption of Vesuvius in two letters to "
-                  "the historian Tacitus; his uncle Pliny the Elder died in the disaster."),
-    Document(id="tacitus", title="Tacitus",
-             text="Tacitus was a Roman historian and senator, author of the Annals and the "
-                  "Histories."),
-    Document(id="etna", title="Mount Etna",
-             text="Mount Etna is an active stratovolcano on the east coast of Sicily."),
+    Document(
+        id="vesuvius",
+        title="Mount Vesuvius",
+        text="Mount Vesuvius is a volcano on the Gulf of Naples in Italy. Its eruption "
+        "in 79 AD buried the Roman towns of Pompeii and Herculaneum.",
+    ),
+    Document(
+        id="pompeii",
+        title="Pompeii",
+        text="Pompeii was an ancient Roman town near Naples, preserved under volcanic "
+        "ash after the eruption of Mount Vesuvius.",
+    ),
+    Document(
+        id="pliny",
+        title="Pliny the Younger",
+        text="Pliny the Younger described the eruption of Vesuvius in two letters to "
+        "the historian Tacitus; his uncle Pliny the Elder died in the disaster.",
+    ),
+    Document(
+        id="tacitus",
+        title="Tacitus",
+        text="Tacitus was a Roman historian and senator, author of the Annals and the Histories.",
+    ),
+    Document(
+        id="etna",
+        title="Mount Etna",
+        text="Mount Etna is an active stratovolcano on the east coast of Sicily.",
+    ),
 ]
 
 

@@ -42,8 +42,7 @@ async def _episode(
     on_event: OnEvent | None,
 ) -> SearchResult:
     graph = build_graph(corpus, policy, config=settings)
-    state: dict[str, Any] = {"question": question, "filters": Filter.of(filters),
-                             "top_k": top_k}
+    state: dict[str, Any] = {"question": question, "filters": Filter.of(filters), "top_k": top_k}
     if on_event is None:
         output = await graph.ainvoke(state)
         return output["result"]
@@ -90,23 +89,34 @@ async def asearch(
     async def run_one(index: int) -> SearchResult:
         listener = None
         if on_event is not None:
+
             def listener(event: dict[str, Any]) -> None:
                 on_event({**event, "rollout": index})
+
         own = settings
         if settings.deadline_s is not None:
             # The deadline is the whole call's: a rollout queued behind others gets what
             # is left of it, and none once it has passed.
             left = settings.deadline_s - (time.monotonic() - started)
             if left <= 0:
-                return SearchResult(question=question, stopped_because="deadline",
-                                    flags=["rollout_skipped_after_deadline"])
+                return SearchResult(
+                    question=question,
+                    stopped_because="deadline",
+                    flags=["rollout_skipped_after_deadline"],
+                )
             own = settings.model_copy(update={"deadline_s": left})
-        return await _episode(question, corpus, fork_policy(chosen, index), own,
-                              filters, top_k, listener)
+        return await _episode(
+            question, corpus, fork_policy(chosen, index), own, filters, top_k, listener
+        )
 
-    return await run_rollouts(run_one, question, rollouts,
-                              concurrency=settings.rollout_concurrency,
-                              rrf_k=settings.rrf_k, top_k=top_k or settings.top_k)
+    return await run_rollouts(
+        run_one,
+        question,
+        rollouts,
+        concurrency=settings.rollout_concurrency,
+        rrf_k=settings.rrf_k,
+        top_k=top_k or settings.top_k,
+    )
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -132,8 +142,18 @@ def search(
     on_event: OnEvent | None = None,
 ) -> SearchResult:
     """Synchronous `asearch`."""
-    return run_sync(asearch(question, corpus, policy=policy, config=config, filters=filters,
-                            top_k=top_k, rollouts=rollouts, on_event=on_event))
+    return run_sync(
+        asearch(
+            question,
+            corpus,
+            policy=policy,
+            config=config,
+            filters=filters,
+            top_k=top_k,
+            rollouts=rollouts,
+            on_event=on_event,
+        )
+    )
 
 
 def single_shot(
@@ -167,8 +187,14 @@ def single_shot(
     tokens = sum(estimate_tokens(e.text) for e in evidence)
     trace = TurnTrace(
         turn=0,
-        calls=[ToolCallTrace(tool="search_corpus", arguments={"query": question},
-                             added=[e.chunk_id for e in evidence], tokens=tokens)],
+        calls=[
+            ToolCallTrace(
+                tool="search_corpus",
+                arguments={"query": question},
+                added=[e.chunk_id for e in evidence],
+                tokens=tokens,
+            )
+        ],
         tokens_after=tokens,
         wall_ms=round((time.perf_counter() - started) * 1000, 3),
     )
@@ -177,7 +203,12 @@ def single_shot(
         mode="single_shot",
         evidence=evidence,
         trace=[trace],
-        usage=Usage(turns=0, tool_calls=1, calls_per_turn=1.0, peak_context_tokens=tokens,
-                    final_evidence_tokens=tokens),
+        usage=Usage(
+            turns=0,
+            tool_calls=1,
+            calls_per_turn=1.0,
+            peak_context_tokens=tokens,
+            final_evidence_tokens=tokens,
+        ),
         stopped_because="final",
     )

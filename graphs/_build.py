@@ -120,16 +120,22 @@ def build_graph(
 
     async def start(state: EpisodeInput, config: RunnableConfig) -> dict[str, Any]:
         settings = base.merged((config or {}).get("configurable"))
-        episode = new_episode(state.get("question"), settings, counter,
-                              filters=state.get("filters"), top_k=state.get("top_k"),
-                              max_turns=state.get("max_turns"))
+        episode = new_episode(
+            state.get("question"),
+            settings,
+            counter,
+            filters=state.get("filters"),
+            top_k=state.get("top_k"),
+            max_turns=state.get("max_turns"),
+        )
         limit = (config or {}).get("recursion_limit")
         needed = 3 * episode.max_turns + 10
         if isinstance(limit, int) and limit < needed:
             raise ValueError(
                 f"max_turns={episode.max_turns} needs a LangGraph recursion_limit of at least "
                 f"{needed}, but this run has {limit}: raise HarnessConfig.recursion_limit "
-                "(env SIFT_RECURSION_LIMIT) or pass recursion_limit in the run's config")
+                "(env SIFT_RECURSION_LIMIT) or pass recursion_limit in the run's config"
+            )
         return {"episode": episode, "outcomes": None, "planned": []}
 
     async def policy(state: EpisodeState) -> dict[str, Any]:
@@ -164,8 +170,14 @@ def build_graph(
 
     async def budget(state: EpisodeState) -> dict[str, Any]:
         episode = state["episode"]
-        collect(episode, state.get("planned") or [], state.get("outcomes") or {},
-                counter, rank, _writer())
+        collect(
+            episode,
+            state.get("planned") or [],
+            state.get("outcomes") or {},
+            counter,
+            rank,
+            _writer(),
+        )
         return {"episode": episode, "outcomes": None, "planned": []}
 
     async def after_budget(state: EpisodeState) -> str:
@@ -174,13 +186,15 @@ def build_graph(
     async def finish(state: EpisodeState) -> dict[str, Any]:
         episode = state["episode"]
         result = finalize(episode, rank)
-        _writer()({
-            "event": "sift.finished",
-            "stopped_because": result.stopped_because,
-            "turns": result.usage.turns,
-            "evidence": len(result.evidence),
-            "error": result.error,
-        })
+        _writer()(
+            {
+                "event": "sift.finished",
+                "stopped_because": result.stopped_because,
+                "turns": result.usage.turns,
+                "evidence": len(result.evidence),
+                "error": result.error,
+            }
+        )
         return {
             "evidence": result.evidence,
             "usage": result.usage,

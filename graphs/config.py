@@ -23,41 +23,63 @@ class HarnessConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SIFT_", extra="ignore", frozen=True)
 
-    max_turns: int = Field(10, ge=1, le=1000,
-                           description="Policy steps per episode before it stops (max_turns).")
+    max_turns: int = Field(
+        10, ge=1, le=1000, description="Policy steps per episode before it stops (max_turns)."
+    )
     recursion_limit: int | None = Field(
-        None, ge=8, description="LangGraph recursion limit; None derives 3*max_turns+10.")
+        None, ge=8, description="LangGraph recursion limit; None derives 3*max_turns+10."
+    )
     top_k: int = Field(30, ge=1, le=1000, description="Evidence items in the final result.")
     max_question_chars: int = Field(
-        2000, ge=1, description="Longest question accepted; a longer one is a clear error.")
+        2000, ge=1, description="Longest question accepted; a longer one is a clear error."
+    )
     search_mode: SearchMode = Field("hybrid", description="Store search mode of search_corpus.")
     search_alpha: float | None = Field(
-        0.5, ge=0, le=1, description="Hybrid weight of dense scores in search_corpus; None "
+        0.5,
+        ge=0,
+        le=1,
+        description="Hybrid weight of dense scores in search_corpus; None "
         "uses the store's default. The harness's short entity sub-queries gain from more "
         "dense weight than a whole question does: planner all-gold@10 on MuSiQue 0.405 at "
-        "0.5 against 0.372 at the static store's 0.1 (benchmarks/results/planner_quality.md).")
+        "0.5 against 0.372 at the static store's 0.1 (benchmarks/results/planner_quality.md).",
+    )
     search_max_chunks: int = Field(10, ge=1, le=100, description="Chunks per search_corpus.")
     grep_max_hits: int = Field(5, ge=1, le=100, description="Chunks per grep_corpus.")
     call_token_cap: int = Field(
-        4096, ge=16, description="Token cap of one search/grep/read result (shrinks when the "
-        "budget is tight).")
+        4096,
+        ge=16,
+        description="Token cap of one search/grep/read result (shrinks when the budget is tight).",
+    )
     min_call_tokens: int = Field(
-        128, ge=1, description="Below this share of the remaining budget a search/grep/read "
-        "is refused with an error observation.")
+        128,
+        ge=1,
+        description="Below this share of the remaining budget a search/grep/read "
+        "is refused with an error observation.",
+    )
     threshold_tokens: int = Field(
-        16384, ge=1, description="Above it the over-budget message asks to prune or conclude.")
+        16384, ge=1, description="Above it the over-budget message asks to prune or conclude."
+    )
     rejection_tokens: int = Field(
-        24576, ge=1, description="From it every tool but prune_chunks answers an error.")
+        24576, ge=1, description="From it every tool but prune_chunks answers an error."
+    )
     budget_tokens: int = Field(
-        32768, ge=1, description="Never crossed: the harness prunes or concludes itself.")
+        32768, ge=1, description="Never crossed: the harness prunes or concludes itself."
+    )
     message_overhead_tokens: int = Field(
-        4, ge=0, description="Tokens charged per chat message for role and framing.")
+        4, ge=0, description="Tokens charged per chat message for role and framing."
+    )
     max_failed_turns: int = Field(
-        3, ge=1, description="Consecutive turns with only failing calls (or policy errors) "
-        "that end the episode with stopped_because 'error' (or 'budget').")
+        3,
+        ge=1,
+        description="Consecutive turns with only failing calls (or policy errors) "
+        "that end the episode with stopped_because 'error' (or 'budget').",
+    )
     deadline_s: float | None = Field(
-        None, gt=0, description="Wall-clock seconds per episode; then it concludes with what "
-        "it has (stopped_because 'deadline'). None: no deadline.")
+        None,
+        gt=0,
+        description="Wall-clock seconds per episode; then it concludes with what "
+        "it has (stopped_because 'deadline'). None: no deadline.",
+    )
     rollout_concurrency: int = Field(4, ge=1, le=64, description="Rollouts run at once.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant of rollouts.")
 

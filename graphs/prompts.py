@@ -11,8 +11,13 @@ from typing import Any
 
 from sift.nodes._observations import over_budget_message, usage_marker
 
-__all__ = ["TOOL_DESCRIPTIONS", "over_budget_message", "task_prompt", "tool_schemas",
-           "usage_marker"]
+__all__ = [
+    "TOOL_DESCRIPTIONS",
+    "over_budget_message",
+    "task_prompt",
+    "tool_schemas",
+    "usage_marker",
+]
 
 TOOL_DESCRIPTIONS: dict[str, str] = {
     "search_corpus": (
@@ -38,8 +43,13 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "search_corpus": {"query": {"type": "string", "description": "The search query."}},
     "grep_corpus": {"pattern": {"type": "string", "description": "A regular expression."}},
     "read_document": {"doc_id": {"type": "string", "description": "The document id."}},
-    "prune_chunks": {"chunk_ids": {"type": "array", "items": {"type": "string"},
-                                   "description": "The chunk ids to prune."}},
+    "prune_chunks": {
+        "chunk_ids": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The chunk ids to prune.",
+        }
+    },
 }
 
 

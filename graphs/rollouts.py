@@ -43,20 +43,23 @@ def merge_rollouts(
     ]
     trace: list[TurnTrace] = []
     for index, result in enumerate(results):
-        trace += [t.model_copy(update={"note": f"rollout {index}" + (f": {t.note}" if t.note
-                                                                      else "")})
-                  for t in result.trace]
+        trace += [
+            t.model_copy(update={"note": f"rollout {index}" + (f": {t.note}" if t.note else "")})
+            for t in result.trace
+        ]
     turns = sum(r.usage.turns for r in results)
     calls = sum(r.usage.tool_calls for r in results)
-    tool_turns = sum(round(r.usage.tool_calls / r.usage.calls_per_turn)
-                     for r in results if r.usage.calls_per_turn)
+    tool_turns = sum(
+        round(r.usage.tool_calls / r.usage.calls_per_turn)
+        for r in results
+        if r.usage.calls_per_turn
+    )
     usage = Usage(
         turns=turns,
         tool_calls=calls,
         calls_per_turn=round(calls / tool_turns, 3) if tool_turns else 0.0,
         peak_context_tokens=max(r.usage.peak_context_tokens for r in results),
-        final_evidence_tokens=sum(
-            r.usage.final_evidence_tokens for r in results) // len(results),
+        final_evidence_tokens=sum(r.usage.final_evidence_tokens for r in results) // len(results),
         prompt_tokens=sum(r.usage.prompt_tokens for r in results),
         completion_tokens=sum(r.usage.completion_tokens for r in results),
     )

@@ -51,9 +51,30 @@ class InputProblem(BaseModel):
 
 class _HtmlText(HTMLParser):
     _SKIP = frozenset({"script", "style", "noscript", "template", "head"})
-    _BLOCK = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
-                        "section", "article", "blockquote", "pre", "table", "ul", "ol",
-                        "header", "footer"})
+    _BLOCK = frozenset(
+        {
+            "p",
+            "div",
+            "br",
+            "li",
+            "tr",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "section",
+            "article",
+            "blockquote",
+            "pre",
+            "table",
+            "ul",
+            "ol",
+            "header",
+            "footer",
+        }
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -126,11 +147,16 @@ def _file_document(path: Path, doc_id: str) -> Document:
         parser.feed(raw)
         parser.close()
         title, text = parser.result()
-        return Document(id=doc_id, title=title or path.stem, text=text,
-                        metadata={"source": str(path)})
+        return Document(
+            id=doc_id, title=title or path.stem, text=text, metadata={"source": str(path)}
+        )
     if suffix in (".md", ".markdown"):
-        return Document(id=doc_id, title=_markdown_title(raw) or path.stem, text=raw,
-                        metadata={"source": str(path)})
+        return Document(
+            id=doc_id,
+            title=_markdown_title(raw) or path.stem,
+            text=raw,
+            metadata={"source": str(path)},
+        )
     return Document(id=doc_id, title=path.stem, text=raw, metadata={"source": str(path)})
 
 
@@ -168,8 +194,11 @@ def _jsonl_documents(path: Path, problems: list[InputProblem]) -> Iterator[Docum
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "record"
-            problems.append(InputProblem(source=str(path), line=number,
-                                         error=f"field {field!r}: {first['msg']}"))
+            problems.append(
+                InputProblem(
+                    source=str(path), line=number, error=f"field {field!r}: {first['msg']}"
+                )
+            )
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -207,9 +236,11 @@ def read_inputs(
 
 def _documents(roots: list[Path], sink: list[InputProblem]) -> Iterator[Document]:
     for root in roots:
-        files = [(root, root.name)] if root.is_file() else [
-            (f, f.relative_to(root).as_posix()) for f in _walk(root)
-        ]
+        files = (
+            [(root, root.name)]
+            if root.is_file()
+            else [(f, f.relative_to(root).as_posix()) for f in _walk(root)]
+        )
         for path, doc_id in files:
             if path.suffix.lower() == ".jsonl":
                 yield from _jsonl_documents(path, sink)

@@ -64,8 +64,11 @@ class Entry:
 
     def render(self) -> Message:
         if self.rendered is None:
-            parts = [s if isinstance(s, str) else s.text for s in self.segments
-                     if isinstance(s, str) or s.live]
+            parts = [
+                s if isinstance(s, str) else s.text
+                for s in self.segments
+                if isinstance(s, str) or s.live
+            ]
             content = "\n\n".join(parts)
             if not content and any(isinstance(s, Block) for s in self.segments):
                 content = _EMPTY_AFTER_PRUNING
@@ -152,8 +155,11 @@ class Episode:
             base += counter.count(thinking)
         if tool_calls:
             base += counter.count(
-                json.dumps([c.model_dump(include={"name", "arguments"}) for c in tool_calls],
-                           ensure_ascii=False, default=str)
+                json.dumps(
+                    [c.model_dump(include={"name", "arguments"}) for c in tool_calls],
+                    ensure_ascii=False,
+                    default=str,
+                )
             )
         entry = Entry(role, segments, base, thinking, list(tool_calls or []), tool_name)
         index = len(self.entries)
@@ -208,8 +214,9 @@ class Episode:
             return
         entry.hidden = True
         self.estimated_tokens -= entry.base_tokens
-        self.estimated_tokens -= sum(s.tokens for s in entry.segments
-                                     if isinstance(s, Block) and s.live)
+        self.estimated_tokens -= sum(
+            s.tokens for s in entry.segments if isinstance(s, Block) and s.live
+        )
 
     def live_blocks(self, chunk_id: str) -> list[Block]:
         return [b for b in self.blocks.get(chunk_id, ()) if b.live]

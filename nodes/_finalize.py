@@ -72,8 +72,9 @@ def finalize(episode: Episode, reranker: Reranker) -> SearchResult:
         for chunk_id, item in _expand_final(episode, episode.final):
             ranked.append((chunk_id, item.justification, item.score))
     if not ranked:
-        ranked = [(c, _describe(episode.seen[c]), None)
-                  for c in fallback_ranking(episode, reranker)]
+        ranked = [
+            (c, _describe(episode.seen[c]), None) for c in fallback_ranking(episode, reranker)
+        ]
     evidence: list[Evidence] = []
     used: set[str] = set()
     for chunk_id, justification, score in ranked:
@@ -82,24 +83,27 @@ def finalize(episode: Episode, reranker: Reranker) -> SearchResult:
         used.add(chunk_id)
         seen = episode.seen[chunk_id]
         chunk = seen.chunk
-        evidence.append(Evidence(
-            doc_id=chunk.doc_id,
-            chunk_id=chunk.chunk_id,
-            title=chunk.title,
-            text=chunk.text,
-            score=score if score is not None else 1.0 / (1 + len(evidence)),
-            justification=justification,
-            found_by=list(seen.found_by),
-            metadata=dict(chunk.metadata),
-        ))
+        evidence.append(
+            Evidence(
+                doc_id=chunk.doc_id,
+                chunk_id=chunk.chunk_id,
+                title=chunk.title,
+                text=chunk.text,
+                score=score if score is not None else 1.0 / (1 + len(evidence)),
+                justification=justification,
+                found_by=list(seen.found_by),
+                metadata=dict(chunk.metadata),
+            )
+        )
         if len(evidence) >= episode.top_k:
             break
     turns = len(episode.trace)
     usage = Usage(
         turns=turns,
         tool_calls=episode.tool_calls,
-        calls_per_turn=(round(episode.tool_calls / episode.tool_turns, 3)
-                        if episode.tool_turns else 0.0),
+        calls_per_turn=(
+            round(episode.tool_calls / episode.tool_turns, 3) if episode.tool_turns else 0.0
+        ),
         peak_context_tokens=episode.peak_tokens,
         final_evidence_tokens=sum(episode.seen[e.chunk_id].tokens for e in evidence),
         prompt_tokens=episode.prompt_tokens,

@@ -25,12 +25,14 @@ Emit = Callable[[dict[str, Any]], None]
 def _note_turn(episode: Episode, note: str) -> None:
     """Traces a turn that ran no tool calls (the policy concluded, failed or timed out)."""
     episode.note_peak()
-    episode.trace.append(TurnTrace(
-        turn=episode.turn,
-        tokens_after=episode.tokens_used,
-        wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
-        note=note,
-    ))
+    episode.trace.append(
+        TurnTrace(
+            turn=episode.turn,
+            tokens_after=episode.tokens_used,
+            wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
+            note=note,
+        )
+    )
 
 
 def _stop(episode: Episode, reason: str, error: str | None = None, note: str | None = None):
@@ -88,8 +90,11 @@ async def policy_step(
     if decision.final is not None or not decision.tool_calls:
         episode.add_entry("assistant", said, counter, thinking=decision.thinking)
         episode.final = decision.final
-        _stop(episode, "final", note="concluded" if decision.final is not None
-              else "concluded without a final list")
+        _stop(
+            episode,
+            "final",
+            note="concluded" if decision.final is not None else "concluded without a final list",
+        )
         return []
 
     calls = [
@@ -99,15 +104,17 @@ async def policy_step(
     episode.add_entry("assistant", said, counter, thinking=decision.thinking, tool_calls=calls)
     planned = plan_calls(episode, calls, counter)
     for item in planned:
-        emit({
-            "event": "sift.tool_call",
-            "turn": episode.turn,
-            "index": item.index,
-            "tool": item.call.name,
-            "arguments": item.call.arguments,
-            "batch_id": item.call.batch_id,
-            "error": item.error,
-        })
+        emit(
+            {
+                "event": "sift.tool_call",
+                "turn": episode.turn,
+                "index": item.index,
+                "tool": item.call.name,
+                "arguments": item.call.arguments,
+                "batch_id": item.call.batch_id,
+                "error": item.error,
+            }
+        )
     return planned
 
 
@@ -137,8 +144,9 @@ def _messages(episode: Episode, observations: list[Observation], counter: TokenC
             continue
         segments: list[str | Block] = []
         for position, obs in enumerate(group, start=1):
-            segments.append(text.call_header(position, obs.planned.call.name,
-                                             obs.planned.call.arguments))
+            segments.append(
+                text.call_header(position, obs.planned.call.name, obs.planned.call.arguments)
+            )
             segments += obs.segments
         last = episode.add_entry("tool", segments, counter, tool_name="multi_tool_use")
     return last
@@ -160,11 +168,24 @@ def collect(
     last = _messages(episode, observations, counter)
     for obs in observations:
         if obs.added:
-            emit({"event": "sift.chunks_added", "turn": turn, "tool": obs.planned.call.name,
-                  "argument": obs.planned.argument, "chunk_ids": obs.added})
+            emit(
+                {
+                    "event": "sift.chunks_added",
+                    "turn": turn,
+                    "tool": obs.planned.call.name,
+                    "argument": obs.planned.argument,
+                    "chunk_ids": obs.added,
+                }
+            )
         if obs.pruned:
-            emit({"event": "sift.chunks_pruned", "turn": turn, "chunk_ids": obs.pruned,
-                  "by": "policy"})
+            emit(
+                {
+                    "event": "sift.chunks_pruned",
+                    "turn": turn,
+                    "chunk_ids": obs.pruned,
+                    "by": "policy",
+                }
+            )
     calls = [obs.trace for obs in observations]
     for obs in observations:
         obs.trace.tokens = sum(
@@ -178,24 +199,27 @@ def collect(
 
     # Budget: never crossed. Keep room for what is still to be written this turn
     # (usage marker, harness-prune note, over-budget message and their framing).
-    reserve = (counter.count(text.over_budget_message(limits.budget_tokens,
-                                                      limits.threshold_tokens))
-               + counter.count(text.harness_pruned(limits.budget_tokens))
-               + 2 * limits.message_overhead_tokens + 24)
+    reserve = (
+        counter.count(text.over_budget_message(limits.budget_tokens, limits.threshold_tokens))
+        + counter.count(text.harness_pruned(limits.budget_tokens))
+        + 2 * limits.message_overhead_tokens
+        + 24
+    )
     forced = force_prune(episode, limits.budget_tokens - reserve, reranker)
     cannot_fit = episode.tokens_used > limits.budget_tokens - reserve
     note = None
     if forced:
         note = f"harness pruned {len(forced)} chunks to stay within the budget"
-        calls.append(ToolCallTrace(tool="prune_chunks", arguments={"by": "harness"},
-                                   pruned=forced))
-        emit({"event": "sift.chunks_pruned", "turn": turn, "chunk_ids": forced,
-              "by": "harness"})
+        calls.append(ToolCallTrace(tool="prune_chunks", arguments={"by": "harness"}, pruned=forced))
+        emit({"event": "sift.chunks_pruned", "turn": turn, "chunk_ids": forced, "by": "harness"})
         if last is not None:
             episode.append_text(last, text.harness_pruned(len(forced)), counter)
     if cannot_fit:
-        _stop(episode, "budget", "the context cannot fit in the token budget even with "
-              "every chunk pruned")
+        _stop(
+            episode,
+            "budget",
+            "the context cannot fit in the token budget even with every chunk pruned",
+        )
         note = "over budget with nothing left to prune"
     # The marker and the over-budget message both show the total the policy will see,
     # themselves included (their own size hardly depends on the number they show).
@@ -205,30 +229,44 @@ def collect(
         total += counter.count(text.usage_marker(total, threshold)) + 1
     over = total > threshold
     if over:
-        total += (counter.count(text.over_budget_message(total, threshold))
-                  + limits.message_overhead_tokens + 1)
+        total += (
+            counter.count(text.over_budget_message(total, threshold))
+            + limits.message_overhead_tokens
+            + 1
+        )
     if last is not None:
         episode.append_text(last, text.usage_marker(total, threshold), counter)
     tier = "ok"
     if over:
         tier = "rejecting" if total >= limits.rejection_tokens else "over_threshold"
         episode.over_budget_entry = episode.add_entry(
-            "user", [text.over_budget_message(total, threshold)], counter)
+            "user", [text.over_budget_message(total, threshold)], counter
+        )
         note = note or f"over the threshold ({tier})"
     episode.note_peak()
-    emit({"event": "sift.token_usage", "turn": turn, "used": episode.tokens_used,
-          "threshold": limits.threshold_tokens, "rejection": limits.rejection_tokens,
-          "budget": limits.budget_tokens, "tier": tier})
+    emit(
+        {
+            "event": "sift.token_usage",
+            "turn": turn,
+            "used": episode.tokens_used,
+            "threshold": limits.threshold_tokens,
+            "rejection": limits.rejection_tokens,
+            "budget": limits.budget_tokens,
+            "tier": tier,
+        }
+    )
 
     episode.tool_calls += len(planned)
     episode.tool_turns += 1
-    episode.trace.append(TurnTrace(
-        turn=turn,
-        calls=calls,
-        tokens_after=episode.tokens_used,
-        wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
-        note=note,
-    ))
+    episode.trace.append(
+        TurnTrace(
+            turn=turn,
+            calls=calls,
+            tokens_after=episode.tokens_used,
+            wall_ms=round((time.perf_counter() - episode.turn_clock) * 1000, 3),
+            note=note,
+        )
+    )
     failures = [p.failure for p in planned]
     if planned and all(failures):
         episode.failed_turns += 1
@@ -236,8 +274,10 @@ def collect(
             reason = "budget" if all(f == "budget" for f in failures) else "error"
             last_error = next(p.error for p in reversed(planned) if p.error)
             episode.stopped = reason
-            episode.error = (f"{episode.failed_turns} consecutive turns without a usable "
-                             f"tool call; last: {last_error}")
+            episode.error = (
+                f"{episode.failed_turns} consecutive turns without a usable "
+                f"tool call; last: {last_error}"
+            )
     else:
         episode.failed_turns = 0
     if episode.stopped is None and episode.deadline_passed():

@@ -77,8 +77,11 @@ def _check_arguments(call: ToolCall) -> tuple[str, list[str], str | None]:
     if call.name == "prune_chunks":
         if isinstance(value, str) and value.strip():
             value = [value]
-        if (not isinstance(value, list) or not value
-                or not all(isinstance(v, str) and v.strip() for v in value)):
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
+        ):
             return "", [], f"'{key}' must be a non-empty list of chunk id strings"
         ids = [v.strip() for v in value]
         return ", ".join(ids), ids, None
@@ -87,9 +90,7 @@ def _check_arguments(call: ToolCall) -> tuple[str, list[str], str | None]:
     return value.strip(), [], None
 
 
-def plan_calls(
-    episode: Episode, calls: list[ToolCall], counter: TokenCounter
-) -> list[PlannedCall]:
+def plan_calls(episode: Episode, calls: list[ToolCall], counter: TokenCounter) -> list[PlannedCall]:
     """Checks each call and gives the runnable ones their share of the remaining budget.
 
     Past the rejection level only prune_chunks runs. Each search/grep/read gets
@@ -113,8 +114,12 @@ def plan_calls(
             item.failure = "budget"
     io_calls = [p for p in planned if p.runs_io]
     if io_calls:
-        left = (limits.budget_tokens - episode.tokens_used - _RESERVE_PER_TURN
-                - _RESERVE_PER_CALL * len(planned))
+        left = (
+            limits.budget_tokens
+            - episode.tokens_used
+            - _RESERVE_PER_TURN
+            - _RESERVE_PER_CALL * len(planned)
+        )
         share = min(limits.call_token_cap, max(0, left) // len(io_calls))
         searches = sum(1 for p in io_calls if p.call.name == "search_corpus")
         for item in io_calls:
@@ -312,20 +317,33 @@ def observe(
         note: str | None = outcome.note
         if call.name == "search_corpus":
             skip = taken | episode.searched
-            pairs = _blocks_within(episode, outcome.chunks, limit=limits.search_max_chunks,
-                                   cap=item.cap, counter=counter, skip=skip)
+            pairs = _blocks_within(
+                episode,
+                outcome.chunks,
+                limit=limits.search_max_chunks,
+                cap=item.cap,
+                counter=counter,
+                skip=skip,
+            )
             taken.update(c.chunk_id for c, _ in pairs)
             episode.searched.update(c.chunk_id for c, _ in pairs)
         elif call.name == "grep_corpus":
-            pairs = _blocks_within(episode, outcome.chunks, limit=limits.grep_max_hits,
-                                   cap=item.cap, counter=counter)
+            pairs = _blocks_within(
+                episode, outcome.chunks, limit=limits.grep_max_hits, cap=item.cap, counter=counter
+            )
         else:
             if not outcome.chunks:
                 error = f"Error: no document with id '{item.argument}'."
                 obs.segments, trace.error = [error], error
                 continue
-            pairs, note = _read_selection(episode, outcome.doc_id or item.argument,
-                                          outcome.chunks, item.cap, counter, reranker)
+            pairs, note = _read_selection(
+                episode,
+                outcome.doc_id or item.argument,
+                outcome.chunks,
+                item.cap,
+                counter,
+                reranker,
+            )
         for rank, (chunk, shown) in enumerate(pairs):
             tokens = episode.chunk_tokens(chunk, counter)
             if episode.surface(chunk, tokens, found, rank):

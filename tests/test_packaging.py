@@ -19,12 +19,29 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     # Build from a copy: setuptools writes build/ into the source tree, and concurrent builds
     # of one tree (parallel test workers, developers) trip over each other there.
     source = tmp_path_factory.mktemp("source") / "sift"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "build", "*.egg-info", "__pycache__", ".cache", "results", "tests"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", "build", "*.egg-info", "__pycache__", ".cache", "results", "tests"
+        ),
+    )
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(source)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert build.returncode == 0, build.stderr[-3000:]
     (wheel,) = out.glob("sift_harness-*.whl")
@@ -38,15 +55,22 @@ def test_only_the_sift_namespace_is_installed(wheel_names: list[str]) -> None:
 
 
 def test_root_folders_map_into_sift(wheel_names: list[str]) -> None:
-    for package in ("sift/__init__.py", "sift/nodes/__init__.py", "sift/graphs/__init__.py",
-                    "sift/integrations/__init__.py", "sift/integrations/cli/__init__.py"):
+    for package in (
+        "sift/__init__.py",
+        "sift/nodes/__init__.py",
+        "sift/graphs/__init__.py",
+        "sift/integrations/__init__.py",
+        "sift/integrations/cli/__init__.py",
+    ):
         assert package in wheel_names
 
 
 def test_data_files_ship(wheel_names: list[str]) -> None:
     assert "sift/integrations/demo/corpus.jsonl.gz" in wheel_names
-    assert any(n.startswith("sift/integrations/embedders/data/") and n.endswith(".safetensors")
-               for n in wheel_names)
+    assert any(
+        n.startswith("sift/integrations/embedders/data/") and n.endswith(".safetensors")
+        for n in wheel_names
+    )
 
 
 def test_console_script_is_declared(wheel_names: list[str]) -> None:

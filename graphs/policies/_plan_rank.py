@@ -136,9 +136,7 @@ def score_chunks(
                 break
         covered = sum(idf[t] for t in q_terms if t in bag)
         cs.coverage = covered / total_idf
-        ent_hits = sum(
-            1 for e, _ in entities_n if _entity_terms(e) and _entity_terms(e) <= bag
-        )
+        ent_hits = sum(1 for e, _ in entities_n if _entity_terms(e) and _entity_terms(e) <= bag)
         first = sc.found_by[0] if sc.found_by else None
         rank_part = 1.0 / (1.0 + sc.first_rank) if first and first.tool == "search_corpus" else 0.3
         if first is not None:

@@ -128,9 +128,13 @@ def candidate_spans(
     i = 0
     while i < len(words):
         w = words[i].group()
-        at_sentence_start = i == 0 or text[words[i - 1].end() : words[i].start()].strip()[
-            -1:
-        ] in {".", "?", "!", ":", ";"}
+        at_sentence_start = i == 0 or text[words[i - 1].end() : words[i].start()].strip()[-1:] in {
+            ".",
+            "?",
+            "!",
+            ":",
+            ";",
+        }
         if not _is_cap(w) or (w.lower() in _WH and (at_sentence_start or skip_first)):
             i += 1
             continue
@@ -150,8 +154,8 @@ def candidate_spans(
             if _is_cap(nxt):
                 end = j
                 j += 1
-            elif nxt.lower() in _CONNECTORS and j + 1 < len(words) and _is_cap(
-                words[j + 1].group()
+            elif (
+                nxt.lower() in _CONNECTORS and j + 1 < len(words) and _is_cap(words[j + 1].group())
             ):
                 j += 1
             else:

@@ -259,7 +259,8 @@ class HeuristicPlanner:
     def _final(self, view: PolicyView, ranked: list[ChunkScore], why: str) -> Decision:
         floor = ranked[0].score * self.config.min_relative_score if ranked else 0.0
         kept = [
-            s for i, s in enumerate(ranked[: view.top_k])
+            s
+            for i, s in enumerate(ranked[: view.top_k])
             if i < self.config.min_final or s.score >= floor
         ]
         final = [

@@ -27,9 +27,11 @@ def _as_decision(turn: Any, view: PolicyView) -> Decision:
     if isinstance(turn, Mapping):
         return Decision.model_validate(dict(turn))
     if isinstance(turn, Sequence) and not isinstance(turn, str):
-        return Decision(tool_calls=[
-            c if isinstance(c, ToolCall) else ToolCall.model_validate(dict(c)) for c in turn
-        ])
+        return Decision(
+            tool_calls=[
+                c if isinstance(c, ToolCall) else ToolCall.model_validate(dict(c)) for c in turn
+            ]
+        )
     raise TypeError(
         f"a scripted turn must be a Decision, a list of tool calls, a dict of Decision fields "
         f"or a function of the view; got {type(turn).__name__}"

@@ -39,7 +39,10 @@ def register(app: typer.Typer) -> None:
         try:
             documents = list(demo_documents())
             report, seconds = index_documents(
-                corpus, documents, total=len(documents), label="indexing demo corpus",
+                corpus,
+                documents,
+                total=len(documents),
+                label="indexing demo corpus",
                 quiet=quiet,
             )
             err_console.print(
@@ -50,12 +53,15 @@ def register(app: typer.Typer) -> None:
             entry = known.get(text.casefold())
             gold = set(entry.supporting_doc_ids) if entry is not None else None
             baseline = graphs.single_shot(text, corpus, top_k=10)
-            result = asyncio.run(graphs.asearch(
-                text, corpus, top_k=10, on_event=EpisodeProgress(err_console, enabled=not quiet)
-            ))
+            result = asyncio.run(
+                graphs.asearch(
+                    text, corpus, top_k=10, on_event=EpisodeProgress(err_console, enabled=not quiet)
+                )
+            )
             # The first five carry the answer; the rest are in `sift search --json`.
-            print_result(out, result.model_copy(update={"evidence": result.evidence[:5]}),
-                         gold=gold)
+            print_result(
+                out, result.model_copy(update={"evidence": result.evidence[:5]}), gold=gold
+            )
             if entry is not None and gold is not None:
                 found = {e.doc_id for e in result.evidence} & gold
                 base = {e.doc_id for e in baseline.evidence} & gold

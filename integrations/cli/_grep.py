@@ -35,8 +35,9 @@ def register(app: typer.Typer) -> None:
             return
         out = Console(soft_wrap=True)
         for hit in result.hits:
-            out.print(f"[bold]{hit.chunk.chunk_id}[/bold] [dim]{hit.chunk.title}[/dim]",
-                      highlight=False)
+            out.print(
+                f"[bold]{hit.chunk.chunk_id}[/bold] [dim]{hit.chunk.title}[/dim]", highlight=False
+            )
             out.print(hit.chunk.text, highlight=False, markup=False)
             out.print()
         if result.note:

@@ -49,8 +49,11 @@ def index_documents(
 def _summary(report: UpsertReport, seconds: float, problems: list[InputProblem]) -> Table:
     seen = report.added + report.updated + report.unchanged + len(report.failed)
     table = Table(title="indexed", show_header=False)
-    table.add_row("documents", f"{seen:,} ({report.added:,} added, {report.updated:,} updated, "
-                  f"{report.unchanged:,} unchanged, {len(report.failed):,} failed)")
+    table.add_row(
+        "documents",
+        f"{seen:,} ({report.added:,} added, {report.updated:,} updated, "
+        f"{report.unchanged:,} unchanged, {len(report.failed):,} failed)",
+    )
     table.add_row("chunks written", f"{report.chunks_written:,}")
     table.add_row("seconds", f"{seconds:.2f}")
     table.add_row("passages/s", f"{seen / seconds:,.0f}" if seconds > 0 else "-")
@@ -64,8 +67,10 @@ def register(app: typer.Typer) -> None:
     def index(
         inputs: Annotated[list[Path], typer.Argument(help="Files or folders (txt md jsonl html)")],
         store: StoreOption = None,
-        embedder: Annotated[str | None, typer.Option(help="Embedder for a new store: static, "
-                                                     "minilm, hash or ollama:<model>")] = None,
+        embedder: Annotated[
+            str | None,
+            typer.Option(help="Embedder for a new store: static, minilm, hash or ollama:<model>"),
+        ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
     ) -> None:
         """Ingest documents; re-running with the same inputs adds nothing."""
@@ -82,9 +87,9 @@ def register(app: typer.Typer) -> None:
         for problem in problems:
             err_console.print(f"[yellow]skipped[/yellow] {problem}", highlight=False)
         for failure in report.failed:
-            err_console.print(f"[red]failed[/red] {failure.doc_id}: {failure.error}",
-                              highlight=False)
+            err_console.print(
+                f"[red]failed[/red] {failure.doc_id}: {failure.error}", highlight=False
+            )
         err_console.print(_summary(report, seconds, problems))
         if problems or report.failed:
             raise typer.Exit(code=1)
-

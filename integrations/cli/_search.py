@@ -65,8 +65,9 @@ def parse_filters(items: list[str]) -> Filter | None:
     return Filter.of(spec)
 
 
-def _policy(name: PolicyName, *, model: str | None, host: str | None, think: str | None,
-            seed: int | None) -> Policy | None:
+def _policy(
+    name: PolicyName, *, model: str | None, host: str | None, think: str | None, seed: int | None
+) -> Policy | None:
     if name == "heuristic":
         return None  # the harness's default: the no-model planner
     from sift.integrations.ollama import policy_from_settings
@@ -99,8 +100,14 @@ async def _run_one(
         )
     config = graphs.HarnessConfig(**({"max_turns": max_turns} if max_turns else {}))
     return await graphs.asearch(
-        question, corpus, policy=policy, config=config, filters=filters, top_k=top_k,
-        rollouts=rollouts, on_event=progress,
+        question,
+        corpus,
+        policy=policy,
+        config=config,
+        filters=filters,
+        top_k=top_k,
+        rollouts=rollouts,
+        on_event=progress,
     )
 
 
@@ -148,9 +155,16 @@ def register(app: typer.Typer) -> None:
 
         def run(text: str, progress: EpisodeProgress | None) -> Any:
             return _run_one(
-                text, corpus, single_shot=single_shot, mode=mode,  # type: ignore[arg-type]
-                top_k=top_k, filters=spec, policy=chosen, rollouts=rollouts,
-                max_turns=max_turns, progress=progress,
+                text,
+                corpus,
+                single_shot=single_shot,
+                mode=mode,  # type: ignore[arg-type]
+                top_k=top_k,
+                filters=spec,
+                policy=chosen,
+                rollouts=rollouts,
+                max_turns=max_turns,
+                progress=progress,
             )
 
         out = Console(soft_wrap=True)

@@ -26,37 +26,71 @@ def settings_from_options(**options: Any) -> Any:
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve(
-        host: Annotated[str | None, typer.Option(
-            help="Interface to bind (default 127.0.0.1; env SIFT_SERVER_HOST).")] = None,
-        port: Annotated[int | None, typer.Option(
-            min=0, max=65535, help="Port (default 8000; env SIFT_SERVER_PORT).")] = None,
-        store: Annotated[str | None, typer.Option(
-            "--store", help="Collections root: a directory whose sub-stores ROOT/<name> are "
-            "the collections, or a weaviate:// URL (default ~/.sift/collections; env "
-            "SIFT_SERVER_STORE).")] = None,
-        keys_file: Annotated[Path | None, typer.Option(
-            "--keys-file", help='API keys, JSON or TOML: {"keys": [{"key": ..., '
-            '"collections": [...]}]} (or env SIFT_SERVER_API_KEYS="KEY=coll1,coll2;KEY2").'
-        )] = None,
-        collections_file: Annotated[Path | None, typer.Option(
-            "--collections", help="Per-collection settings, JSON or TOML: mode "
-            "(agentic|single_shot), deadline_s, top_k, location, tenant.")] = None,
-        embedder: Annotated[str | None, typer.Option(
-            help="Embedder of collections created through the API (static, minilm, hash, "
-            "ollama:<model>).")] = None,
-        max_concurrency: Annotated[int | None, typer.Option(
-            "--max-concurrency", min=1, help="Searches/ingests at once; more get 429.")] = None,
-        allow_anonymous: Annotated[bool, typer.Option(
-            "--allow-anonymous", help="Accept requests without a key (local testing only).")
+        host: Annotated[
+            str | None,
+            typer.Option(help="Interface to bind (default 127.0.0.1; env SIFT_SERVER_HOST)."),
+        ] = None,
+        port: Annotated[
+            int | None,
+            typer.Option(min=0, max=65535, help="Port (default 8000; env SIFT_SERVER_PORT)."),
+        ] = None,
+        store: Annotated[
+            str | None,
+            typer.Option(
+                "--store",
+                help="Collections root: a directory whose sub-stores ROOT/<name> are "
+                "the collections, or a weaviate:// URL (default ~/.sift/collections; env "
+                "SIFT_SERVER_STORE).",
+            ),
+        ] = None,
+        keys_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--keys-file",
+                help='API keys, JSON or TOML: {"keys": [{"key": ..., '
+                '"collections": [...]}]} (or env SIFT_SERVER_API_KEYS="KEY=coll1,coll2;KEY2").',
+            ),
+        ] = None,
+        collections_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--collections",
+                help="Per-collection settings, JSON or TOML: mode "
+                "(agentic|single_shot), deadline_s, top_k, location, tenant.",
+            ),
+        ] = None,
+        embedder: Annotated[
+            str | None,
+            typer.Option(
+                help="Embedder of collections created through the API (static, minilm, hash, "
+                "ollama:<model>)."
+            ),
+        ] = None,
+        max_concurrency: Annotated[
+            int | None,
+            typer.Option(
+                "--max-concurrency", min=1, help="Searches/ingests at once; more get 429."
+            ),
+        ] = None,
+        allow_anonymous: Annotated[
+            bool,
+            typer.Option(
+                "--allow-anonymous", help="Accept requests without a key (local testing only)."
+            ),
         ] = False,
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     ) -> None:
         """Serve collections over HTTP: POST /retrieval (Dify), /v1/search (with SSE
         progress), /v1/collections/... (ingest, delete, stats), /healthz, /metrics."""
         settings = settings_from_options(
-            host=host, port=port, store=store, keys_file=keys_file,
-            collections_file=collections_file, embedder=embedder,
-            max_concurrency=max_concurrency, allow_anonymous=allow_anonymous or None,
+            host=host,
+            port=port,
+            store=store,
+            keys_file=keys_file,
+            collections_file=collections_file,
+            embedder=embedder,
+            max_concurrency=max_concurrency,
+            allow_anonymous=allow_anonymous or None,
         )
         import uvicorn
 
@@ -66,6 +100,9 @@ def register(app: typer.Typer) -> None:
             application = create_app(settings)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
-        typer.echo(f"sift: serving {settings.store_root()} on "
-                   f"http://{settings.host}:{settings.port} (OpenAPI at /docs)", err=True)
+        typer.echo(
+            f"sift: serving {settings.store_root()} on "
+            f"http://{settings.host}:{settings.port} (OpenAPI at /docs)",
+            err=True,
+        )
         uvicorn.run(application, host=settings.host, port=settings.port, log_level=log_level)

@@ -90,8 +90,11 @@ def _keys(settings: ServerSettings) -> list[ApiKey]:
         return keys
     # No key configured: a fresh one for this process beats an open server.
     generated = "sift-" + secrets.token_urlsafe(24)
-    log.warning("no API key configured (SIFT_SERVER_API_KEYS / SIFT_SERVER_KEYS_FILE); "
-                "this run accepts the generated key: %s", generated)
+    log.warning(
+        "no API key configured (SIFT_SERVER_API_KEYS / SIFT_SERVER_KEYS_FILE); "
+        "this run accepts the generated key: %s",
+        generated,
+    )
     return [ApiKey(key=SecretStr(generated), name="generated")]
 
 
@@ -127,16 +130,21 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def healthz() -> Health:
         return Health(status="ok", version=sift.__version__)
 
-    @app.get("/metrics", tags=["ops"], summary="Prometheus metrics",
-             response_class=Response,
-             responses={200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}})
+    @app.get(
+        "/metrics",
+        tags=["ops"],
+        summary="Prometheus metrics",
+        response_class=Response,
+        responses={200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}},
+    )
     async def metrics(_: Request) -> Response:
         svc.metrics.in_flight.set(svc.limiter.active)
         return Response(svc.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
 
     # The last added is the outermost: metrics see every answer, 413s included, and the
     # size limit applies before anything reads the body.
-    app.add_middleware(BodyLimit, default_limit=settings.max_body_bytes,
-                       ingest_limit=settings.max_ingest_bytes)
+    app.add_middleware(
+        BodyLimit, default_limit=settings.max_body_bytes, ingest_limit=settings.max_ingest_bytes
+    )
     app.add_middleware(_Observe, metrics=svc.metrics)
     return app

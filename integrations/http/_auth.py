@@ -47,6 +47,7 @@ class Authenticator:
     def check_collection(key: ApiKey | None, collection: str) -> None:
         if key is not None and not key.allows(collection):
             raise ApiError(
-                403, AUTH_FAILED,
+                403,
+                AUTH_FAILED,
                 f"authorization failed: this API key may not use collection {collection!r}",
             )

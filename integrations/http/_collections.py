@@ -31,8 +31,9 @@ __all__ = ["Collection", "Collections"]
 class Collection:
     """A collection's effective settings."""
 
-    def __init__(self, name: str, location: str, config: CollectionConfig,
-                 settings: ServerSettings) -> None:
+    def __init__(
+        self, name: str, location: str, config: CollectionConfig, settings: ServerSettings
+    ) -> None:
         self.name = name
         self.location = location
         self.config = config
@@ -61,7 +62,8 @@ class Collections:
     def check_name(name: str) -> None:
         if not COLLECTION_NAME.match(name):
             raise ApiError(
-                422, INVALID_REQUEST,
+                422,
+                INVALID_REQUEST,
                 f"invalid collection name {name[:80]!r}: use 1-128 letters, digits, '_', '-' "
                 "or '.', starting with a letter or digit",
             )
@@ -88,8 +90,9 @@ class Collections:
         found = set(self.configs) | set(self._open)
         root = Path(self.root).expanduser()
         if not _is_url(self.root) and root.is_dir():
-            found |= {p.name for p in root.iterdir()
-                      if p.is_dir() and COLLECTION_NAME.match(p.name)}
+            found |= {
+                p.name for p in root.iterdir() if p.is_dir() and COLLECTION_NAME.match(p.name)
+            }
         return sorted(found)
 
     def get(self, name: str, *, create: bool = False) -> Collection:
@@ -97,12 +100,14 @@ class Collections:
         self.check_name(name)
         if not self._exists(name) and not (create and self.settings.create_collections):
             raise ApiError(
-                404, UNKNOWN_COLLECTION,
+                404,
+                UNKNOWN_COLLECTION,
                 f"knowledge base {name!r} does not exist; known: "
                 f"{', '.join(self.names()[:20]) or 'none'}",
             )
-        return Collection(name, self._location(name), self.configs.get(name, CollectionConfig()),
-                          self.settings)
+        return Collection(
+            name, self._location(name), self.configs.get(name, CollectionConfig()), self.settings
+        )
 
     # ----------------------------------------------------------------- stores
 
@@ -135,8 +140,11 @@ class Collections:
         try:
             return await to_thread.run_sync(self._open_sync, collection)
         except CorpusError as exc:
-            raise ApiError(404, UNKNOWN_COLLECTION,
-                           f"knowledge base {collection.name!r} cannot be opened: {exc}") from None
+            raise ApiError(
+                404,
+                UNKNOWN_COLLECTION,
+                f"knowledge base {collection.name!r} cannot be opened: {exc}",
+            ) from None
 
     def write_guard(self, name: str) -> asyncio.Lock:
         """Serialises writes to one collection from this process (stores are ACID; this

@@ -51,8 +51,13 @@ DIFY_OPERATORS: dict[str, tuple[FilterOp, str]] = {
 }
 # Spellings seen in older Dify documents and ASCII clients.
 _ALIASES = {
-    "null": "empty", "not null": "not empty", "!=": "≠", ">=": "≥", "<=": "≤",
-    "starts with": "start with", "ends with": "end with",
+    "null": "empty",
+    "not null": "not empty",
+    "!=": "≠",
+    ">=": "≥",
+    "<=": "≤",
+    "starts with": "start with",
+    "ends with": "end with",
 }
 _NEGATIVE: set[FilterOp] = {"not_contains", "ne", "not_in", "empty"}
 

@@ -60,8 +60,11 @@ def checked_text(text: str, field: str, limit: int) -> str:
     if not stripped:
         raise ApiError(422, INVALID_REQUEST, f"{field} is empty")
     if len(stripped) > limit:
-        raise ApiError(422, INVALID_REQUEST,
-                       f"{field} is {len(stripped)} characters long; the limit is {limit}")
+        raise ApiError(
+            422,
+            INVALID_REQUEST,
+            f"{field} is {len(stripped)} characters long; the limit is {limit}",
+        )
     return stripped
 
 

@@ -45,8 +45,9 @@ class RetrievalSetting(BaseModel):
 class RetrievalRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    knowledge_id: str = Field(min_length=1, max_length=128,
-                              description="The collection (External Knowledge ID in Dify).")
+    knowledge_id: str = Field(
+        min_length=1, max_length=128, description="The collection (External Knowledge ID in Dify)."
+    )
     query: str = Field(min_length=1)
     retrieval_setting: RetrievalSetting
     metadata_condition: MetadataCondition | None = None
@@ -122,11 +123,18 @@ async def retrieval(
         plan = plan_filter(body.metadata_condition)
     except ConditionValueError as exc:
         raise ApiError(422, INVALID_REQUEST, f"metadata_condition: {exc}") from None
-    fetch = top_k if plan.post is None else min(top_k * _POST_FILTER_OVERFETCH,
-                                                 settings.max_top_k * _POST_FILTER_OVERFETCH)
+    fetch = (
+        top_k
+        if plan.post is None
+        else min(top_k * _POST_FILTER_OVERFETCH, settings.max_top_k * _POST_FILTER_OVERFETCH)
+    )
     search = SearchPlan(
-        question=query, mode=collection.mode, top_k=fetch, filters=plan.pushdown,
-        deadline_s=collection.retrieval_deadline_s, grace_s=settings.deadline_grace_s,
+        question=query,
+        mode=collection.mode,
+        top_k=fetch,
+        filters=plan.pushdown,
+        deadline_s=collection.retrieval_deadline_s,
+        grace_s=settings.deadline_grace_s,
     )
     result = await svc.search(collection, search)
     evidence = [e for e in result.evidence if plan.post is None or plan.post(_record_view(e))]

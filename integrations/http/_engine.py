@@ -68,8 +68,14 @@ async def _agentic(
     except ValueError as exc:
         raise ApiError(422, INVALID_REQUEST, f"invalid harness configuration: {exc}") from None
     return await graphs.asearch(
-        plan.question, corpus, policy=_policy(plan.policy), config=config,
-        filters=plan.filters, top_k=plan.top_k, rollouts=plan.rollouts, on_event=on_event,
+        plan.question,
+        corpus,
+        policy=_policy(plan.policy),
+        config=config,
+        filters=plan.filters,
+        top_k=plan.top_k,
+        rollouts=plan.rollouts,
+        on_event=on_event,
     )
 
 
@@ -91,18 +97,25 @@ async def run_search(
                 _agentic(plan, corpus, on_event), plan.deadline_s + plan.grace_s
             )
         except TimeoutError:
-            log.warning("harness overran its %.1f s deadline; answering single-shot",
-                        plan.deadline_s)
+            log.warning(
+                "harness overran its %.1f s deadline; answering single-shot", plan.deadline_s
+            )
             result = await asyncio.to_thread(_single_shot, plan, corpus)
-            result = result.model_copy(update={
-                "stopped_because": "deadline",
-                "flags": [*result.flags, "deadline_fallback"],
-            })
+            result = result.model_copy(
+                update={
+                    "stopped_because": "deadline",
+                    "flags": [*result.flags, "deadline_fallback"],
+                }
+            )
             return result
     except TimeoutError:
         # Even single-shot overran (a stalled store): an empty answer, not a 5xx.
-        return SearchResult(question=plan.question, mode=plan.mode, stopped_because="deadline",
-                            flags=["deadline_empty"])
+        return SearchResult(
+            question=plan.question,
+            mode=plan.mode,
+            stopped_because="deadline",
+            flags=["deadline_empty"],
+        )
     except (InvalidQueryError, InvalidPatternError) as exc:
         raise ApiError(422, INVALID_REQUEST, str(exc)) from None
     except ModelServerError as exc:

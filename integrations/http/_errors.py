@@ -56,15 +56,21 @@ class ErrorBody(BaseModel):
 
 # The error answers every authenticated endpoint documents in the OpenAPI document.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorBody, "description": "1001: missing or malformed Authorization "
-          "header; 1002: wrong key, or the key may not use this collection."},
-    404: {"model": ErrorBody, "description": "2001: unknown collection (knowledge base); "
-          "4004: unknown document."},
+    403: {
+        "model": ErrorBody,
+        "description": "1001: missing or malformed Authorization "
+        "header; 1002: wrong key, or the key may not use this collection.",
+    },
+    404: {
+        "model": ErrorBody,
+        "description": "2001: unknown collection (knowledge base); 4004: unknown document.",
+    },
     413: {"model": ErrorBody, "description": "4130: request body too large."},
-    422: {"model": ErrorBody, "description": "4000: invalid request; `details` names the "
-          "fields."},
-    429: {"model": ErrorBody, "description": "4290: too many concurrent requests; see "
-          "Retry-After."},
+    422: {"model": ErrorBody, "description": "4000: invalid request; `details` names the fields."},
+    429: {
+        "model": ErrorBody,
+        "description": "4290: too many concurrent requests; see Retry-After.",
+    },
 }
 
 

@@ -84,12 +84,16 @@ class BodyLimit:
     async def _refuse(send: Callable, limit: int) -> None:
         error = ApiError(413, BODY_TOO_LARGE, f"request body over the limit of {limit} bytes")
         body = json.dumps({"error_code": error.code, "error_msg": error.message}).encode()
-        await send({
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())],
-        })
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -123,7 +127,8 @@ class ConcurrencyLimiter:
         # The event loop is single-threaded: check-and-increment cannot interleave.
         if self._active >= self.limit:
             raise ApiError(
-                429, OVERLOADED,
+                429,
+                OVERLOADED,
                 f"too many concurrent requests (limit {self.limit}); retry after "
                 f"{self.retry_after_s} s",
                 headers={"Retry-After": str(self.retry_after_s)},

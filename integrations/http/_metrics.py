@@ -15,28 +15,39 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
-            "sift_http_requests_total", "HTTP requests answered.",
-            ["method", "route", "status"], registry=self.registry,
+            "sift_http_requests_total",
+            "HTTP requests answered.",
+            ["method", "route", "status"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "sift_http_request_duration_seconds", "Time to answer (to the first byte of a "
-            "stream).", ["route"], registry=self.registry,
+            "sift_http_request_duration_seconds",
+            "Time to answer (to the first byte of a stream).",
+            ["route"],
+            registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64),
         )
         self.errors = Counter(
-            "sift_http_errors_total", "Error answers by stable error code.",
-            ["route", "error_code"], registry=self.registry,
+            "sift_http_errors_total",
+            "Error answers by stable error code.",
+            ["route", "error_code"],
+            registry=self.registry,
         )
         self.searches = Counter(
-            "sift_searches_total", "Searches run, by collection, mode and why they stopped.",
-            ["collection", "mode", "stopped_because"], registry=self.registry,
+            "sift_searches_total",
+            "Searches run, by collection, mode and why they stopped.",
+            ["collection", "mode", "stopped_because"],
+            registry=self.registry,
         )
         self.tool_calls = Counter(
-            "sift_tool_calls_total", "Harness tool calls, by tool.", ["tool"],
+            "sift_tool_calls_total",
+            "Harness tool calls, by tool.",
+            ["tool"],
             registry=self.registry,
         )
         self.in_flight = Gauge(
-            "sift_requests_in_flight", "Requests holding a concurrency slot.",
+            "sift_requests_in_flight",
+            "Requests holding a concurrency slot.",
             registry=self.registry,
         )
 

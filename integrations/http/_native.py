@@ -111,8 +111,12 @@ def _sse(event: str, data: Any, number: int) -> bytes:
     return f"id: {number}\nevent: {event}\ndata: {payload}\n\n".encode()
 
 
-async def _stream(task: asyncio.Task[SearchResult], queue: asyncio.Queue[dict[str, Any]],
-                  slot: Slot, on_result: Any) -> AsyncIterator[bytes]:
+async def _stream(
+    task: asyncio.Task[SearchResult],
+    queue: asyncio.Queue[dict[str, Any]],
+    slot: Slot,
+    on_result: Any,
+) -> AsyncIterator[bytes]:
     number = 0
     try:
         # A comment line first, so proxies and clients see the stream open at once.
@@ -137,9 +141,11 @@ async def _stream(task: asyncio.Task[SearchResult], queue: asyncio.Queue[dict[st
             yield _sse("sift.error", {"error_code": exc.code, "error_msg": exc.message}, number)
             return
         except Exception as exc:  # the stream is open: report in-band, never a broken frame
-            yield _sse("sift.error", {"error_code": INTERNAL,
-                                      "error_msg": f"internal error ({type(exc).__name__})"},
-                       number)
+            yield _sse(
+                "sift.error",
+                {"error_code": INTERNAL, "error_msg": f"internal error ({type(exc).__name__})"},
+                number,
+            )
             return
         on_result(result)
         yield _sse("sift.result", result, number)
@@ -154,26 +160,33 @@ async def _stream(task: asyncio.Task[SearchResult], queue: asyncio.Queue[dict[st
     response_model=SearchResult,
     responses={
         **ERROR_RESPONSES,
-        200: {"content": {"text/event-stream": {}},
-              "description": "The SearchResult, or with Accept: text/event-stream, "
-              "progress events then `sift.result`."},
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "The SearchResult, or with Accept: text/event-stream, "
+            "progress events then `sift.result`.",
+        },
     },
     summary="Agentic (or single-shot) search of one collection",
 )
-async def search(body: SearchRequest, request: Request, key: KeyDep,
-                 svc: ServiceDep) -> Any:
+async def search(body: SearchRequest, request: Request, key: KeyDep, svc: ServiceDep) -> Any:
     settings = svc.settings
     svc.auth.check_collection(key, body.collection)
     collection = svc.collections.get(body.collection)
     question = checked_text(body.question, "question", settings.max_query_chars)
-    top_k = at_most(body.top_k or collection.top_k or min(30, settings.max_top_k), "top_k",
-                    settings.max_top_k)
+    top_k = at_most(
+        body.top_k or collection.top_k or min(30, settings.max_top_k), "top_k", settings.max_top_k
+    )
     at_most(body.rollouts, "rollouts", settings.max_rollouts)
     deadline = min(body.deadline_s or collection.search_deadline_s, settings.search_deadline_s)
     plan = SearchPlan(
-        question=question, mode=body.mode or collection.mode, top_k=top_k,
-        filters=_filter(body.filters), deadline_s=deadline, grace_s=settings.deadline_grace_s,
-        policy=body.policy, rollouts=body.rollouts,
+        question=question,
+        mode=body.mode or collection.mode,
+        top_k=top_k,
+        filters=_filter(body.filters),
+        deadline_s=deadline,
+        grace_s=settings.deadline_grace_s,
+        policy=body.policy,
+        rollouts=body.rollouts,
         config=_harness_overrides(body),
     )
     if "text/event-stream" not in request.headers.get("accept", ""):
@@ -208,15 +221,23 @@ async def search(body: SearchRequest, request: Request, key: KeyDep,
     )
 
 
-@router.get("/collections", response_model=CollectionList, responses=ERROR_RESPONSES,
-            summary="Collections this key may use")
+@router.get(
+    "/collections",
+    response_model=CollectionList,
+    responses=ERROR_RESPONSES,
+    summary="Collections this key may use",
+)
 async def list_collections(key: KeyDep, svc: ServiceDep) -> CollectionList:
     names = svc.collections.names()
     return CollectionList(collections=[n for n in names if key is None or key.allows(n)])
 
 
-@router.get("/collections/{name}", response_model=CollectionInfo, responses=ERROR_RESPONSES,
-            summary="A collection's settings and store statistics")
+@router.get(
+    "/collections/{name}",
+    response_model=CollectionInfo,
+    responses=ERROR_RESPONSES,
+    summary="A collection's settings and store statistics",
+)
 async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) -> CollectionInfo:
     svc.auth.check_collection(key, name)
     collection = svc.collections.get(name)
@@ -225,28 +246,47 @@ async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) ->
     # The store's location is a server path or URL: not the client's business.
     stats = stats.model_copy(update={"location": name})
     return CollectionInfo(
-        name=name, mode=collection.mode, deadline_s=collection.search_deadline_s,
-        retrieval_deadline_s=collection.retrieval_deadline_s, stats=stats,
+        name=name,
+        mode=collection.mode,
+        deadline_s=collection.search_deadline_s,
+        retrieval_deadline_s=collection.retrieval_deadline_s,
+        stats=stats,
     )
 
 
-@router.post("/collections/{name}/documents", response_model=UpsertReport,
-             responses={**ERROR_RESPONSES, 207: {"model": UpsertReport,
-                                         "description": "Some documents failed; each one "
-                                         "listed in `failed` is not stored at all."}},
-             summary="Batch upsert (idempotent; each document stored whole or not at all)")
-async def upsert_documents(name: CollectionName, body: DocumentsRequest, key: KeyDep,
-                           svc: ServiceDep) -> Any:
+@router.post(
+    "/collections/{name}/documents",
+    response_model=UpsertReport,
+    responses={
+        **ERROR_RESPONSES,
+        207: {
+            "model": UpsertReport,
+            "description": "Some documents failed; each one "
+            "listed in `failed` is not stored at all.",
+        },
+    },
+    summary="Batch upsert (idempotent; each document stored whole or not at all)",
+)
+async def upsert_documents(
+    name: CollectionName, body: DocumentsRequest, key: KeyDep, svc: ServiceDep
+) -> Any:
     svc.auth.check_collection(key, name)
     limit = svc.settings.max_documents_per_request
     if len(body.documents) > limit:
-        raise ApiError(422, INVALID_REQUEST, f"{len(body.documents)} documents in one request; "
-                       f"the limit is {limit}: split the batch")
+        raise ApiError(
+            422,
+            INVALID_REQUEST,
+            f"{len(body.documents)} documents in one request; "
+            f"the limit is {limit}: split the batch",
+        )
     seen: set[str] = set()
     for document in body.documents:
         if document.id in seen:
-            raise ApiError(422, INVALID_REQUEST, f"document id {document.id!r} appears twice "
-                           "in the batch; nothing was stored")
+            raise ApiError(
+                422,
+                INVALID_REQUEST,
+                f"document id {document.id!r} appears twice in the batch; nothing was stored",
+            )
         seen.add(document.id)
     collection = svc.collections.get(name, create=True)
     slot = svc.limiter.acquire()
@@ -264,10 +304,15 @@ async def upsert_documents(name: CollectionName, body: DocumentsRequest, key: Ke
     return report
 
 
-@router.delete("/collections/{name}/documents/{doc_id:path}", response_model=Deleted,
-               responses=ERROR_RESPONSES, summary="Delete one document and its chunks")
-async def delete_document(name: CollectionName, doc_id: str, key: KeyDep,
-                          svc: ServiceDep) -> Deleted:
+@router.delete(
+    "/collections/{name}/documents/{doc_id:path}",
+    response_model=Deleted,
+    responses=ERROR_RESPONSES,
+    summary="Delete one document and its chunks",
+)
+async def delete_document(
+    name: CollectionName, doc_id: str, key: KeyDep, svc: ServiceDep
+) -> Deleted:
     svc.auth.check_collection(key, name)
     collection = svc.collections.get(name)
     if not doc_id or len(doc_id) > 512:
@@ -280,6 +325,7 @@ async def delete_document(name: CollectionName, doc_id: str, key: KeyDep,
     finally:
         slot.release()
     if not deleted:
-        raise ApiError(404, DOCUMENT_NOT_FOUND,
-                       f"document {doc_id!r} is not in collection {name!r}")
+        raise ApiError(
+            404, DOCUMENT_NOT_FOUND, f"document {doc_id!r} is not in collection {name!r}"
+        )
     return Deleted(deleted=deleted)

@@ -85,8 +85,9 @@ def parse_api_keys(text: str) -> list[ApiKey]:
             continue
         key, _, scope = entry.partition("=")
         collections = tuple(c for c in scope.split(",") if c) if scope else (ALL_COLLECTIONS,)
-        keys.append(ApiKey(key=SecretStr(key), name=f"env#{len(keys) + 1}",
-                           collections=collections))
+        keys.append(
+            ApiKey(key=SecretStr(key), name=f"env#{len(keys) + 1}", collections=collections)
+        )
     return keys
 
 
@@ -131,7 +132,9 @@ class ServerSettings(BaseSettings):
     )
     search_deadline_s: float = Field(default=60.0, gt=0, le=3600)
     deadline_grace_s: float = Field(
-        default=0.5, ge=0, le=60,
+        default=0.5,
+        ge=0,
+        le=60,
         description="Past deadline + grace the service answers with a single-shot search.",
     )
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)

@@ -45,8 +45,9 @@ class SiftRetriever(BaseRetriever):
     def _options(self, kwargs: dict[str, Any]) -> tuple[int, Any]:
         unknown = set(kwargs) - {"k", "filters"}
         if unknown:
-            raise TypeError(f"SiftRetriever got unknown arguments {sorted(unknown)}; "
-                            "it accepts k and filters")
+            raise TypeError(
+                f"SiftRetriever got unknown arguments {sorted(unknown)}; it accepts k and filters"
+            )
         k = kwargs.get("k", self.k)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer; got {k!r}")
@@ -72,10 +73,16 @@ class SiftRetriever(BaseRetriever):
 
     async def _search(self, query: str, k: int, filters: Any) -> SearchResult:
         if self.mode == "single_shot":
-            return single_shot(query, self.corpus, top_k=k, mode=self.search_mode,
-                               filters=filters)
-        return await asearch(query, self.corpus, policy=self.policy, config=self.config,
-                             filters=filters, top_k=k, rollouts=self.rollouts)
+            return single_shot(query, self.corpus, top_k=k, mode=self.search_mode, filters=filters)
+        return await asearch(
+            query,
+            self.corpus,
+            policy=self.policy,
+            config=self.config,
+            filters=filters,
+            top_k=k,
+            rollouts=self.rollouts,
+        )
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any

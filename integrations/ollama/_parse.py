@@ -404,7 +404,6 @@ def calls_in_content(content: str, *, id_prefix: str) -> list[ToolCall]:
     return expand_calls([(name, args)], id_prefix=id_prefix)
 
 
-
 def build_decision(
     calls: list[ToolCall],
     *,
@@ -430,8 +429,8 @@ def build_decision(
         # is explained to the model here, with the shape it should have used.
         shown = json.dumps(unread[0].arguments, ensure_ascii=False, default=str)[:300]
         return Decision(
-            error="multi_tool_use needs {\"tool_calls\": [{\"name\": <tool>, "
-            f"\"arguments\": {{...}}}}, ...]}}; got {shown}",
+            error='multi_tool_use needs {"tool_calls": [{"name": <tool>, '
+            f'"arguments": {{...}}}}, ...]}}; got {shown}',
             **common,
         )
     if calls:

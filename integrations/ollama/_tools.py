@@ -39,8 +39,7 @@ _MULTI: dict[str, Any] = {
                             "name": {"type": "string", "enum": list(BASE_TOOLS)},
                             "arguments": {
                                 "type": "object",
-                                "description": "The arguments of that tool, as it declares "
-                                "them.",
+                                "description": "The arguments of that tool, as it declares them.",
                             },
                         },
                         "required": ["name", "arguments"],

@@ -69,6 +69,7 @@ def default_alpha(embedder_name: str) -> float:
     """The hybrid alpha a store uses for `embedder_name` when none is given."""
     return ALPHA_BY_EMBEDDER.get(embedder_name, DEFAULT_ALPHA)
 
+
 # RE2 programs are bounded in memory; a pattern whose automaton would exceed this is
 # refused at compile time rather than slowing every grep down.
 _RE2_MAX_MEM = 32 << 20

@@ -5,8 +5,14 @@ from pydantic import ValidationError
 
 from sift.filters import Condition, Filter, matches
 
-RECORD = {"doc_id": "d1", "title": "Alpha", "lang": "en", "year": 2001,
-          "tags": ["a", "b"], "blank": ""}
+RECORD = {
+    "doc_id": "d1",
+    "title": "Alpha",
+    "lang": "en",
+    "year": 2001,
+    "tags": ["a", "b"],
+    "blank": "",
+}
 
 
 @pytest.mark.parametrize(
@@ -54,8 +60,13 @@ def test_empty_counts_blank_and_absent() -> None:
 
 
 def test_or_logic_and_empty_filter() -> None:
-    either = Filter(logic="or", conditions=(Condition(field="lang", value="fr"),
-                                             Condition(field="year", op="lt", value=2005)))
+    either = Filter(
+        logic="or",
+        conditions=(
+            Condition(field="lang", value="fr"),
+            Condition(field="year", op="lt", value=2005),
+        ),
+    )
     assert matches(either, RECORD)
     assert matches(Filter(), RECORD)
     assert matches(None, RECORD)

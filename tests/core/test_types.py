@@ -19,12 +19,22 @@ def test_document_rejects_reserved_metadata_keys() -> None:
 
 
 def test_search_result_round_trips_through_json() -> None:
-    result = SearchResult.model_validate({
-        "question": "q",
-        "evidence": [{"doc_id": "d", "chunk_id": "d_0", "title": "t", "text": "x", "score": 1.0,
-                      "found_by": [{"tool": "search_corpus", "argument": "q", "turn": 1}]}],
-        "stopped_because": "max_turns",
-    })
+    result = SearchResult.model_validate(
+        {
+            "question": "q",
+            "evidence": [
+                {
+                    "doc_id": "d",
+                    "chunk_id": "d_0",
+                    "title": "t",
+                    "text": "x",
+                    "score": 1.0,
+                    "found_by": [{"tool": "search_corpus", "argument": "q", "turn": 1}],
+                }
+            ],
+            "stopped_because": "max_turns",
+        }
+    )
     assert SearchResult.model_validate_json(result.model_dump_json()) == result
     with pytest.raises(ValidationError):
         SearchResult(question="q", stopped_because="tired")  # type: ignore[arg-type]

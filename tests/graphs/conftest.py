@@ -23,38 +23,76 @@ ATLAS_PARAGRAPHS = [
 ]
 
 DOCS = [
-    Document(id="vesuvius", title="Mount Vesuvius",
-             text="Mount Vesuvius is a volcano near Naples in Italy. It erupted in 79 AD "
-                  "and buried the Roman town of Pompeii.", metadata={"region": "europe"}),
-    Document(id="etna", title="Mount Etna",
-             text="Mount Etna is an active volcano on the island of Sicily, among the "
-                  "tallest volcanoes in Europe.", metadata={"region": "europe"}),
-    Document(id="fuji", title="Mount Fuji",
-             text="Mount Fuji is a volcano on Honshu and the highest mountain in Japan, "
-                  "3776 metres tall.", metadata={"region": "asia"}),
-    Document(id="rainier", title="Mount Rainier",
-             text="Mount Rainier is a glaciated volcano near Seattle in Washington state.",
-             metadata={"region": "america"}),
-    Document(id="pinatubo", title="Mount Pinatubo",
-             text="Mount Pinatubo in the Philippines erupted in 1991, cooling the planet "
-                  "by half a degree.", metadata={"region": "asia"}),
-    Document(id="hood", title="Mount Hood",
-             text="Mount Hood is a volcano in Oregon, popular with climbers and skiers.",
-             metadata={"region": "america"}),
-    Document(id="pompeii", title="Pompeii",
-             text="Pompeii was a Roman town near Naples, buried under ash when Vesuvius "
-                  "erupted.", metadata={"region": "europe"}),
-    Document(id="naples", title="Naples",
-             text="Naples is a large city in southern Italy on the Bay of Naples.",
-             metadata={"region": "europe"}),
-    Document(id="danube", title="Danube",
-             text="The Danube is a river of Central Europe that flows into the Black Sea.",
-             metadata={"region": "europe"}),
-    Document(id="amazon", title="Amazon River",
-             text="The Amazon is the largest river in South America by discharge.",
-             metadata={"region": "america"}),
-    Document(id="atlas", title="Volcano atlas", text="\n\n".join(ATLAS_PARAGRAPHS),
-             metadata={"region": "world"}),
+    Document(
+        id="vesuvius",
+        title="Mount Vesuvius",
+        text="Mount Vesuvius is a volcano near Naples in Italy. It erupted in 79 AD "
+        "and buried the Roman town of Pompeii.",
+        metadata={"region": "europe"},
+    ),
+    Document(
+        id="etna",
+        title="Mount Etna",
+        text="Mount Etna is an active volcano on the island of Sicily, among the "
+        "tallest volcanoes in Europe.",
+        metadata={"region": "europe"},
+    ),
+    Document(
+        id="fuji",
+        title="Mount Fuji",
+        text="Mount Fuji is a volcano on Honshu and the highest mountain in Japan, "
+        "3776 metres tall.",
+        metadata={"region": "asia"},
+    ),
+    Document(
+        id="rainier",
+        title="Mount Rainier",
+        text="Mount Rainier is a glaciated volcano near Seattle in Washington state.",
+        metadata={"region": "america"},
+    ),
+    Document(
+        id="pinatubo",
+        title="Mount Pinatubo",
+        text="Mount Pinatubo in the Philippines erupted in 1991, cooling the planet "
+        "by half a degree.",
+        metadata={"region": "asia"},
+    ),
+    Document(
+        id="hood",
+        title="Mount Hood",
+        text="Mount Hood is a volcano in Oregon, popular with climbers and skiers.",
+        metadata={"region": "america"},
+    ),
+    Document(
+        id="pompeii",
+        title="Pompeii",
+        text="Pompeii was a Roman town near Naples, buried under ash when Vesuvius erupted.",
+        metadata={"region": "europe"},
+    ),
+    Document(
+        id="naples",
+        title="Naples",
+        text="Naples is a large city in southern Italy on the Bay of Naples.",
+        metadata={"region": "europe"},
+    ),
+    Document(
+        id="danube",
+        title="Danube",
+        text="The Danube is a river of Central Europe that flows into the Black Sea.",
+        metadata={"region": "europe"},
+    ),
+    Document(
+        id="amazon",
+        title="Amazon River",
+        text="The Amazon is the largest river in South America by discharge.",
+        metadata={"region": "america"},
+    ),
+    Document(
+        id="atlas",
+        title="Volcano atlas",
+        text="\n\n".join(ATLAS_PARAGRAPHS),
+        metadata={"region": "world"},
+    ),
 ]
 
 
@@ -88,13 +126,25 @@ def run() -> Run:
     """`await run(corpus, turns, question=..., **config)` -> (result, policy, events)."""
 
     async def _run(
-        store: Any, turns: Sequence[Any], *, question: str = "Which volcano buried Pompeii?",
-        filters: Any = None, top_k: int | None = None, **config: Any,
+        store: Any,
+        turns: Sequence[Any],
+        *,
+        question: str = "Which volcano buried Pompeii?",
+        filters: Any = None,
+        top_k: int | None = None,
+        **config: Any,
     ) -> tuple[SearchResult, ScriptedPolicy, list[dict[str, Any]]]:
         policy = ScriptedPolicy(turns)
         events: list[dict[str, Any]] = []
-        result = await asearch(question, store, policy=policy, config=HarnessConfig(**config),
-                               filters=filters, top_k=top_k, on_event=events.append)
+        result = await asearch(
+            question,
+            store,
+            policy=policy,
+            config=HarnessConfig(**config),
+            filters=filters,
+            top_k=top_k,
+            on_event=events.append,
+        )
         return result, policy, events
 
     return _run

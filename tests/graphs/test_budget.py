@@ -8,10 +8,23 @@ from sift.types import Decision, ToolCall
 
 from .conftest import call
 
-TIERS = {"threshold_tokens": 600, "rejection_tokens": 1000, "budget_tokens": 1400,
-         "call_token_cap": 150, "min_call_tokens": 16}
-QUERIES = ["Vesuvius", "Etna Sicily", "Fuji Japan", "Rainier Seattle", "Pinatubo 1991",
-           "Hood Oregon", "Danube", "Amazon river"]
+TIERS = {
+    "threshold_tokens": 600,
+    "rejection_tokens": 1000,
+    "budget_tokens": 1400,
+    "call_token_cap": 150,
+    "min_call_tokens": 16,
+}
+QUERIES = [
+    "Vesuvius",
+    "Etna Sicily",
+    "Fuji Japan",
+    "Rainier Seattle",
+    "Pinatubo 1991",
+    "Hood Oregon",
+    "Danube",
+    "Amazon river",
+]
 
 
 def search(query: str) -> list[dict]:
@@ -40,8 +53,11 @@ async def test_threshold_then_rejection_then_prune_reopens_the_tools(corpus, run
     assert "search_corpus, grep_corpus and read_document are unavailable" in message.content
     assert "prune" in message.content and "conclude" in message.content
 
-    rejected = [(v.turn, t) for v, t in zip(policy.views, result.trace, strict=False)
-                if v.tokens_used >= 1000 and t.calls and t.calls[0].tool == "search_corpus"]
+    rejected = [
+        (v.turn, t)
+        for v, t in zip(policy.views, result.trace, strict=False)
+        if v.tokens_used >= 1000 and t.calls and t.calls[0].tool == "search_corpus"
+    ]
     assert rejected, "the script must reach the rejection level"
     _turn, trace = rejected[0]
     assert trace.calls[0].error.startswith("Error: search_corpus rejected: the context holds")
@@ -55,26 +71,40 @@ async def test_threshold_then_rejection_then_prune_reopens_the_tools(corpus, run
 
 
 async def test_per_call_cap_shrinks_as_the_budget_fills(corpus, run):
-    result, policy, _ = await run(corpus, [search(q) for q in QUERIES[:3]],
-                                  threshold_tokens=900, rejection_tokens=900,
-                                  budget_tokens=900, call_token_cap=400, min_call_tokens=16)
+    result, policy, _ = await run(
+        corpus,
+        [search(q) for q in QUERIES[:3]],
+        threshold_tokens=900,
+        rejection_tokens=900,
+        budget_tokens=900,
+        call_token_cap=400,
+        min_call_tokens=16,
+    )
     never_past_budget(result, policy)
     sizes = [t.calls[0].tokens for t in result.trace if t.calls]
     assert sizes[0] > sizes[-1]  # later calls get a smaller share of what is left
 
 
 async def test_budget_too_tight_for_a_call_is_an_error_observation(corpus, run):
-    result, _policy, _ = await run(corpus, [search("Vesuvius"), search("Etna")],
-                                  threshold_tokens=900, rejection_tokens=900,
-                                  budget_tokens=900, call_token_cap=400, min_call_tokens=300)
+    result, _policy, _ = await run(
+        corpus,
+        [search("Vesuvius"), search("Etna")],
+        threshold_tokens=900,
+        rejection_tokens=900,
+        budget_tokens=900,
+        call_token_cap=400,
+        min_call_tokens=300,
+    )
     assert result.trace[1].calls[0].error.startswith("Error: search_corpus rejected: only ")
 
 
 async def test_the_harness_prunes_when_exact_counts_exceed_the_budget(corpus, run):
     def heavy(view):
         # The model server reports a prompt larger than the estimate, close to the budget.
-        return Decision(tool_calls=[ToolCall(name="grep_corpus", arguments={"pattern": "x"})],
-                        prompt_tokens=TIERS["budget_tokens"] - 50)
+        return Decision(
+            tool_calls=[ToolCall(name="grep_corpus", arguments={"pattern": "x"})],
+            prompt_tokens=TIERS["budget_tokens"] - 50,
+        )
 
     turns = [search("Vesuvius"), search("Etna Sicily"), heavy]
     result, _policy, events = await run(corpus, turns, **TIERS)
@@ -88,8 +118,10 @@ async def test_the_harness_prunes_when_exact_counts_exceed_the_budget(corpus, ru
 
 async def test_the_episode_concludes_on_budget_when_nothing_is_left_to_prune(corpus, run):
     def enormous(view):
-        return Decision(tool_calls=[ToolCall(name="search_corpus", arguments={"query": "x"})],
-                        prompt_tokens=10_000)
+        return Decision(
+            tool_calls=[ToolCall(name="search_corpus", arguments={"query": "x"})],
+            prompt_tokens=10_000,
+        )
 
     result, _, _ = await run(corpus, [search("Vesuvius"), enormous], **TIERS)
     assert result.stopped_because == "budget"
@@ -101,8 +133,11 @@ async def test_exact_prompt_counts_correct_the_estimate(corpus, run):
     plain, _, _ = await run(corpus, [search("Etna"), search("Fuji")])
 
     def exact(view):
-        return Decision(tool_calls=[ToolCall(name="search_corpus", arguments={"query": "Fuji"})],
-                        prompt_tokens=view.tokens_used + 50, completion_tokens=7)
+        return Decision(
+            tool_calls=[ToolCall(name="search_corpus", arguments={"query": "Fuji"})],
+            prompt_tokens=view.tokens_used + 50,
+            completion_tokens=7,
+        )
 
     corrected, _, _ = await run(corpus, [search("Etna"), exact])
     assert corrected.trace[1].tokens_after - plain.trace[1].tokens_after in (50, 51)

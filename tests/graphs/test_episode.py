@@ -70,22 +70,30 @@ async def test_calls_of_one_turn_run_concurrently(corpus, run):
 
 
 async def test_malformed_and_unknown_calls_get_error_observations(corpus, run):
-    turns = [[
-        call("search_corpus"),
-        call("search_corpus", query=5),
-        call("prune_chunks", chunk_ids=[1, 2]),
-        call("launch_rocket", target="moon"),
-        call("search_corpus", query="Etna"),
-    ]]
+    turns = [
+        [
+            call("search_corpus"),
+            call("search_corpus", query=5),
+            call("prune_chunks", chunk_ids=[1, 2]),
+            call("launch_rocket", target="moon"),
+            call("search_corpus", query="Etna"),
+        ]
+    ]
     result, policy, _ = await run(corpus, turns)
     errors = [c.error for c in result.trace[0].calls]
-    assert errors[0] == ("Error: invalid call to search_corpus: 'query' must be a non-empty "
-                         "string; got arguments {}.")
-    assert errors[1] == ("Error: invalid call to search_corpus: 'query' must be a non-empty "
-                         'string; got arguments {"query": 5}.')
+    assert errors[0] == (
+        "Error: invalid call to search_corpus: 'query' must be a non-empty "
+        "string; got arguments {}."
+    )
+    assert errors[1] == (
+        "Error: invalid call to search_corpus: 'query' must be a non-empty "
+        'string; got arguments {"query": 5}.'
+    )
     assert errors[2].startswith("Error: invalid call to prune_chunks: 'chunk_ids' must be")
-    assert errors[3] == ("Error: unknown tool 'launch_rocket'. Available tools: "
-                         "search_corpus, grep_corpus, read_document, prune_chunks.")
+    assert errors[3] == (
+        "Error: unknown tool 'launch_rocket'. Available tools: "
+        "search_corpus, grep_corpus, read_document, prune_chunks."
+    )
     assert errors[4] is None and result.trace[0].calls[4].added
     tools = [m for m in policy.views[1].messages if m.role == "tool"]
     assert len(tools) == 5 and tools[3].content.startswith(errors[3])
@@ -181,8 +189,13 @@ async def test_deadline_does_not_wait_for_a_tool_call_in_flight(corpus, run):
 
 
 async def test_empty_corpus(empty_corpus, run):
-    turns = [[call("search_corpus", query="anything"), call("grep_corpus", pattern="a"),
-              call("read_document", doc_id="x")]]
+    turns = [
+        [
+            call("search_corpus", query="anything"),
+            call("grep_corpus", pattern="a"),
+            call("read_document", doc_id="x"),
+        ]
+    ]
     result, policy, _ = await run(empty_corpus, turns)
     tools = [m.content for m in policy.views[1].messages if m.role == "tool"]
     assert tools[0] == "No results found" and tools[1] == "No results found"
@@ -192,11 +205,13 @@ async def test_empty_corpus(empty_corpus, run):
 
 async def test_final_list_ranks_evidence_and_expands_document_ids(corpus, run):
     def conclude(view):
-        return Decision(final=[
-            FinalDocument(id="vesuvius", justification="The volcano that buried Pompeii."),
-            FinalDocument(id="pompeii_0", justification="The town that was buried."),
-            FinalDocument(id="made_up_9", justification="Never surfaced."),
-        ])
+        return Decision(
+            final=[
+                FinalDocument(id="vesuvius", justification="The volcano that buried Pompeii."),
+                FinalDocument(id="pompeii_0", justification="The town that was buried."),
+                FinalDocument(id="made_up_9", justification="Never surfaced."),
+            ]
+        )
 
     turns = [[call("search_corpus", query="Vesuvius Pompeii")], conclude]
     result, _, _ = await run(corpus, turns)
@@ -212,8 +227,9 @@ async def test_final_list_ranks_evidence_and_expands_document_ids(corpus, run):
 
 async def test_fallback_ranking_without_a_final_list(corpus, run):
     turns = [[call("search_corpus", query="Danube river"), call("grep_corpus", pattern="river")]]
-    result, _, _ = await run(corpus, turns, question="Which river flows into the Black Sea?",
-                             top_k=3)
+    result, _, _ = await run(
+        corpus, turns, question="Which river flows into the Black Sea?", top_k=3
+    )
     assert len(result.evidence) == 3
     assert result.evidence[0].chunk_id == "danube_0"
     assert "not in a final list" in result.evidence[0].justification
@@ -228,8 +244,10 @@ async def test_filters_reach_every_search(corpus, run):
 
 
 async def test_usage_and_trace(corpus, run):
-    turns = [[call("search_corpus", query="Etna"), call("search_corpus", query="Fuji")],
-             [call("grep_corpus", pattern="Hood")]]
+    turns = [
+        [call("search_corpus", query="Etna"), call("search_corpus", query="Fuji")],
+        [call("grep_corpus", pattern="Hood")],
+    ]
     result, _, _ = await run(corpus, turns)
     usage = result.usage
     assert usage.turns == 3 and usage.tool_calls == 3 and usage.calls_per_turn == 1.5
@@ -241,8 +259,9 @@ async def test_usage_and_trace(corpus, run):
 async def test_runnable_config_overrides_limits(corpus):
     policy = ScriptedPolicy([[call("search_corpus", query=q)] for q in ("a", "b", "c")])
     graph = build_graph(corpus, policy)
-    out = await graph.ainvoke({"question": "Etna?"},
-                              config={"configurable": {"max_turns": 1, "unrelated": 1}})
+    out = await graph.ainvoke(
+        {"question": "Etna?"}, config={"configurable": {"max_turns": 1, "unrelated": 1}}
+    )
     assert out["stopped_because"] == "max_turns" and out["usage"].turns == 1
 
 
@@ -250,8 +269,9 @@ async def test_more_turns_than_the_recursion_limit_allows_is_a_clear_error(corpu
     graph = build_graph(corpus, ScriptedPolicy(), config=HarnessConfig(max_turns=4))
     with pytest.raises(ValueError, match="recursion_limit of at least 40"):
         await graph.ainvoke({"question": "Etna?", "max_turns": 10})
-    out = await graph.ainvoke({"question": "Etna?", "max_turns": 10},
-                              config={"recursion_limit": 40})
+    out = await graph.ainvoke(
+        {"question": "Etna?", "max_turns": 10}, config={"recursion_limit": 40}
+    )
     assert out["stopped_because"] == "final"
 
 
@@ -280,10 +300,12 @@ async def test_injected_token_counter_and_reranker_are_used(corpus):
     policy = ScriptedPolicy([[call("read_document", doc_id="atlas")]])
     chunks = corpus.read("atlas")
     header = len("# DOCUMENT ID: atlas_0 (00 tokens)\n")
-    config = HarnessConfig(call_token_cap=2 * (header + max(len(c.text) for c in chunks)),
-                           min_call_tokens=1)
-    graph = build_graph(corpus, policy, config=config, token_counter=CharCounter(),
-                        reranker=ReverseReranker())
+    config = HarnessConfig(
+        call_token_cap=2 * (header + max(len(c.text) for c in chunks)), min_call_tokens=1
+    )
+    graph = build_graph(
+        corpus, policy, config=config, token_counter=CharCounter(), reranker=ReverseReranker()
+    )
     out = await graph.ainvoke({"question": "Tell me about lava"})
     first = policy.views[0]
     task = first.messages[0].content

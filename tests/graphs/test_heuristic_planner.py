@@ -16,28 +16,44 @@ from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 # A small multi-hop world: a film page names its director, whose page names the city of
 # birth; look-alike films and directors are the distractors. The film's page is long, so
 # the store splits it and the director sits in a later chunk (a partial hit to read).
-FILM_TEXT = "\n\n".join([
-    "The Quiet Harbor is a 1950 drama film about a lighthouse keeper and his daughter.",
-    "The story follows one long winter of storms on a remote northern island.",
-    "Filming took place over two summers in the fishing port of Valmora.",
-    "The cast mixed local sailors with only three professional actors.",
-    "The score was written for a small string ensemble and a single accordion.",
-    "Critics praised the black and white photography of the winter sea.",
-    "The picture was directed by Elena Marsh, who also wrote the screenplay.",
-    "It was restored in 2004 and shown again at several festivals.",
-    "A novel based on the film appeared in 1953 with photographs from the set.",
-    "The lighthouse used in the film still stands and is open to visitors.",
-    "Several scenes were cut by the censors and are now lost.",
-    "The daughter was played by a twelve year old girl from the island.",
-    "A sequel was planned but never made because of the cost of location work.",
-    "The film won a prize for its sound recording of wind and sea.",
-])
-_PEOPLE = ["Arvid Holm", "Brita Sand", "Carl Ek", "Dora Vik", "Emil Rask", "Frida Lund",
-           "Gustav Berg", "Hanna Ström", "Ivar Dahl", "Jonna Falk", "Karl Nyberg",
-           "Lena Kvist"]
+FILM_TEXT = "\n\n".join(
+    [
+        "The Quiet Harbor is a 1950 drama film about a lighthouse keeper and his daughter.",
+        "The story follows one long winter of storms on a remote northern island.",
+        "Filming took place over two summers in the fishing port of Valmora.",
+        "The cast mixed local sailors with only three professional actors.",
+        "The score was written for a small string ensemble and a single accordion.",
+        "Critics praised the black and white photography of the winter sea.",
+        "The picture was directed by Elena Marsh, who also wrote the screenplay.",
+        "It was restored in 2004 and shown again at several festivals.",
+        "A novel based on the film appeared in 1953 with photographs from the set.",
+        "The lighthouse used in the film still stands and is open to visitors.",
+        "Several scenes were cut by the censors and are now lost.",
+        "The daughter was played by a twelve year old girl from the island.",
+        "A sequel was planned but never made because of the cost of location work.",
+        "The film won a prize for its sound recording of wind and sea.",
+    ]
+)
+_PEOPLE = [
+    "Arvid Holm",
+    "Brita Sand",
+    "Carl Ek",
+    "Dora Vik",
+    "Emil Rask",
+    "Frida Lund",
+    "Gustav Berg",
+    "Hanna Ström",
+    "Ivar Dahl",
+    "Jonna Falk",
+    "Karl Nyberg",
+    "Lena Kvist",
+]
 _FILLERS = [
-    (f"film-{i}", f"Film number {i}",
-     f"Film number {i} is a {1940 + i} drama film directed by {name}, set in a harbor town.")
+    (
+        f"film-{i}",
+        f"Film number {i}",
+        f"Film number {i} is a {1940 + i} drama film directed by {name}, set in a harbor town.",
+    )
     for i, name in enumerate(_PEOPLE)
 ] + [
     (f"person-{i}", name, f"{name} was a film director born in a small town in {1900 + i}.")
@@ -45,19 +61,33 @@ _FILLERS = [
 ]
 DOCS = [
     ("quiet-harbor", "The Quiet Harbor", FILM_TEXT),
-    ("elena-marsh", "Elena Marsh",
-     "Elena Marsh (1911-1987) was a film director and screenwriter. She was born in "
-     "Tallinn and worked in Stockholm for most of her career."),
-    ("tallinn", "Tallinn", "Tallinn is the capital and largest city of Estonia, on the "
-     "Gulf of Finland."),
-    ("night-train", "Night Train to Lisbon (1951 film)",
-     "Night Train to Lisbon is a 1951 thriller film directed by Oskar Lind."),
-    ("oskar-lind", "Oskar Lind",
-     "Oskar Lind was a Swedish film director born in Uppsala in 1902."),
-    ("loud-harbor", "The Loud Harbor",
-     "The Loud Harbor is a 1962 comedy film set in a noisy shipyard."),
-    ("harbor-seal", "Harbor seal",
-     "The harbor seal is a true seal found along temperate coastlines."),
+    (
+        "elena-marsh",
+        "Elena Marsh",
+        "Elena Marsh (1911-1987) was a film director and screenwriter. She was born in "
+        "Tallinn and worked in Stockholm for most of her career.",
+    ),
+    (
+        "tallinn",
+        "Tallinn",
+        "Tallinn is the capital and largest city of Estonia, on the Gulf of Finland.",
+    ),
+    (
+        "night-train",
+        "Night Train to Lisbon (1951 film)",
+        "Night Train to Lisbon is a 1951 thriller film directed by Oskar Lind.",
+    ),
+    ("oskar-lind", "Oskar Lind", "Oskar Lind was a Swedish film director born in Uppsala in 1902."),
+    (
+        "loud-harbor",
+        "The Loud Harbor",
+        "The Loud Harbor is a 1962 comedy film set in a noisy shipyard.",
+    ),
+    (
+        "harbor-seal",
+        "Harbor seal",
+        "The harbor seal is a true seal found along temperate coastlines.",
+    ),
     ("valmora", "Valmora", "Valmora is a fishing port known for its lighthouse."),
     ("stockholm", "Stockholm", "Stockholm is the capital of Sweden and home to film studios."),
     ("uppsala", "Uppsala", "Uppsala is a university city north of Stockholm."),
@@ -91,16 +121,21 @@ def test_compositional_question_keeps_relations_and_entity() -> None:
 
 
 def test_bridge_question_with_quotes_and_possessive() -> None:
-    plan = plan_question('When is Susanne Porsche\'s husband\'s birthday, per "Auto Bild"?')
+    plan = plan_question("When is Susanne Porsche's husband's birthday, per \"Auto Bild\"?")
     assert plan.quoted == ["Auto Bild"]
     assert "Susanne Porsche" in plan.entities
     assert "husband" in plan.relations
 
 
 def test_spans_keep_initials_connectors_and_colon_titles() -> None:
-    spans = [s for s, _ in candidate_spans(
-        "Which novelist, J. G. Farrell, wrote about Superman IV: The Quest of Peace and "
-        "the Battle of Manila?", skip_first=True)]
+    spans = [
+        s
+        for s, _ in candidate_spans(
+            "Which novelist, J. G. Farrell, wrote about Superman IV: The Quest of Peace and "
+            "the Battle of Manila?",
+            skip_first=True,
+        )
+    ]
     assert "J. G. Farrell" in spans
     assert "Superman IV: The Quest of Peace" in spans
     assert "Battle of Manila" in spans
@@ -108,8 +143,10 @@ def test_spans_keep_initials_connectors_and_colon_titles() -> None:
 
 def test_bridge_spans_pick_the_name_next_to_the_relation() -> None:
     plan = plan_question(QUESTION)
-    text = ("The Quiet Harbor is a film shot in Valmora with sailors from Norway. It was "
-            "directed by Elena Marsh.")
+    text = (
+        "The Quiet Harbor is a film shot in Valmora with sailors from Norway. It was "
+        "directed by Elena Marsh."
+    )
     spans = bridge_spans(plan, "The Quiet Harbor", text, limit=2)
     assert spans[0][0] == "Elena Marsh"
     assert all(name != "The Quiet Harbor" for name, _ in spans)
@@ -122,37 +159,79 @@ def test_escape_pattern_makes_metacharacters_literal() -> None:
 # --------------------------------------------------------------------------- pure views
 
 
-def _seen(doc_id: str, title: str, text: str, *, query: str, turn: int, rank: int,
-          tokens: int = 50, index: int = 0) -> tuple[str, SeenChunk]:
-    chunk = Chunk(chunk_id=f"{doc_id}_{index}", doc_id=doc_id, index=index, title=title,
-                  text=text)
+def _seen(
+    doc_id: str,
+    title: str,
+    text: str,
+    *,
+    query: str,
+    turn: int,
+    rank: int,
+    tokens: int = 50,
+    index: int = 0,
+) -> tuple[str, SeenChunk]:
+    chunk = Chunk(chunk_id=f"{doc_id}_{index}", doc_id=doc_id, index=index, title=title, text=text)
     found = [FoundBy(tool="search_corpus", argument=query, turn=turn)]
-    return chunk.chunk_id, SeenChunk(chunk=chunk, tokens=tokens, found_by=found,
-                                     first_rank=rank)
+    return chunk.chunk_id, SeenChunk(chunk=chunk, tokens=tokens, found_by=found, first_rank=rank)
 
 
-def _view(seen: dict[str, SeenChunk], *, turn: int, calls: list[list[ToolCall]],
-          tokens_used: int = 0, threshold: int = 16384, max_turns: int = 8) -> PolicyView:
+def _view(
+    seen: dict[str, SeenChunk],
+    *,
+    turn: int,
+    calls: list[list[ToolCall]],
+    tokens_used: int = 0,
+    threshold: int = 16384,
+    max_turns: int = 8,
+) -> PolicyView:
     messages = [Message(role="user", content=QUESTION)]
     for batch in calls:
         messages.append(Message(role="assistant", tool_calls=batch))
         messages += [Message(role="tool", tool_name=c.name, content="...") for c in batch]
-    return PolicyView(question=QUESTION, turn=turn, max_turns=max_turns, messages=messages,
-                      seen=seen, tokens_used=tokens_used, threshold=threshold,
-                      rejection=threshold * 3 // 2, budget=threshold * 2, top_k=30)
+    return PolicyView(
+        question=QUESTION,
+        turn=turn,
+        max_turns=max_turns,
+        messages=messages,
+        seen=seen,
+        tokens_used=tokens_used,
+        threshold=threshold,
+        rejection=threshold * 3 // 2,
+        budget=threshold * 2,
+        top_k=30,
+    )
 
 
 def _after_first_round() -> tuple[dict[str, SeenChunk], list[ToolCall]]:
     first = HeuristicPlanner().step(_view({}, turn=1, calls=[])).tool_calls
-    seen = dict([
-        _seen("quiet-harbor", "The Quiet Harbor",
-              "The Quiet Harbor is a 1950 drama film directed by Elena Marsh.",
-              query=QUESTION, turn=1, rank=0),
-        _seen("loud-harbor", "The Loud Harbor", "The Loud Harbor is a 1962 comedy film.",
-              query=QUESTION, turn=1, rank=1),
-        _seen("harbor-seal", "Harbor seal", "The harbor seal is a true seal.",
-              query="Quiet Harbor", turn=1, rank=0),
-    ])
+    seen = dict(
+        [
+            _seen(
+                "quiet-harbor",
+                "The Quiet Harbor",
+                "The Quiet Harbor is a 1950 drama film directed by Elena Marsh.",
+                query=QUESTION,
+                turn=1,
+                rank=0,
+            ),
+            _seen(
+                "loud-harbor",
+                "The Loud Harbor",
+                "The Loud Harbor is a 1962 comedy film.",
+                query=QUESTION,
+                turn=1,
+                rank=1,
+            ),
+            _seen(
+                "harbor-seal",
+                "Harbor seal",
+                "The harbor seal is a true seal.",
+                query="Quiet Harbor",
+                turn=1,
+                rank=0,
+            ),
+        ]
+    )
     return seen, first
 
 
@@ -172,7 +251,8 @@ def test_second_round_hops_to_the_bridge_entity() -> None:
     assert "Elena Marsh" in queries
     # Never a call that was already made.
     assert not {(c.name, str(c.arguments)) for c in decision.tool_calls} & {
-        (c.name, str(c.arguments)) for c in first}
+        (c.name, str(c.arguments)) for c in first
+    }
 
 
 def test_same_view_gives_the_same_decision() -> None:
@@ -215,20 +295,29 @@ def test_last_turn_concludes_even_when_the_context_is_full() -> None:
     seen, first = _after_first_round()
     used = sum(s.tokens for s in seen.values())
     decision = HeuristicPlanner().step(
-        _view(seen, turn=2, calls=[first], max_turns=2, tokens_used=used, threshold=used))
+        _view(seen, turn=2, calls=[first], max_turns=2, tokens_used=used, threshold=used)
+    )
     assert decision.final is not None and not decision.tool_calls
 
 
 def test_prunes_lowest_value_chunks_near_the_threshold_and_keeps_the_best() -> None:
     seen, first = _after_first_round()
     for i in range(20):
-        cid, sc = _seen(f"filler-{i}", f"Filler {i}", f"Unrelated text number {i}.",
-                        query="Quiet Harbor", turn=1, rank=i + 1, tokens=100)
+        cid, sc = _seen(
+            f"filler-{i}",
+            f"Filler {i}",
+            f"Unrelated text number {i}.",
+            query="Quiet Harbor",
+            turn=1,
+            rank=i + 1,
+            tokens=100,
+        )
         seen[cid] = sc
     used = sum(s.tokens for s in seen.values())
     planner = HeuristicPlanner(HeuristicPlannerConfig(keep_top=3, prune_to=0.5))
-    decision = planner.step(_view(seen, turn=2, calls=[first], tokens_used=used,
-                                  threshold=used + 10))
+    decision = planner.step(
+        _view(seen, turn=2, calls=[first], tokens_used=used, threshold=used + 10)
+    )
     assert [c.name for c in decision.tool_calls] == ["prune_chunks"]
     pruned = set(decision.tool_calls[0].arguments["chunk_ids"])
     assert "quiet-harbor_0" not in pruned
@@ -238,8 +327,14 @@ def test_prunes_lowest_value_chunks_near_the_threshold_and_keeps_the_best() -> N
 
 def test_ranking_puts_entity_page_and_linked_page_first() -> None:
     seen, _ = _after_first_round()
-    cid, sc = _seen("elena-marsh", "Elena Marsh", "Elena Marsh was born in Tallinn.",
-                    query="Elena Marsh", turn=2, rank=0)
+    cid, sc = _seen(
+        "elena-marsh",
+        "Elena Marsh",
+        "Elena Marsh was born in Tallinn.",
+        query="Elena Marsh",
+        turn=2,
+        rank=0,
+    )
     seen[cid] = sc
     ranked = score_chunks(plan_question(QUESTION), seen, Weights())
     assert [s.chunk_id for s in ranked[:2]] == ["quiet-harbor_0", "elena-marsh_0"]
@@ -254,8 +349,9 @@ def store(tmp_path_factory: pytest.TempPathFactory):
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.types import Document
 
-    corpus = SqliteCorpus(Path(tmp_path_factory.mktemp("planner")) / "s", embedder="hash",
-                          chunk_tokens=40)
+    corpus = SqliteCorpus(
+        Path(tmp_path_factory.mktemp("planner")) / "s", embedder="hash", chunk_tokens=40
+    )
     report = corpus.upsert(Document(id=i, title=t, text=x) for i, t, x in DOCS)
     assert not report.failed
     yield corpus
@@ -271,8 +367,12 @@ def test_episode_through_the_graph_uses_every_tool_and_finds_both_hops(store) ->
     result = asyncio.run(asearch(QUESTION, store, policy=HeuristicPlanner(), config=config))
     tools = {call.tool for turn in result.trace for call in turn.calls}
     assert {"search_corpus", "grep_corpus", "read_document"} <= tools
-    hop_queries = [call.arguments.get("query") for turn in result.trace[1:]
-                   for call in turn.calls if call.tool == "search_corpus"]
+    hop_queries = [
+        call.arguments.get("query")
+        for turn in result.trace[1:]
+        for call in turn.calls
+        if call.tool == "search_corpus"
+    ]
     assert "Elena Marsh" in hop_queries
     docs = list(dict.fromkeys(e.doc_id for e in result.evidence))
     assert docs[:2] == ["quiet-harbor", "elena-marsh"]
@@ -287,8 +387,9 @@ def test_episode_under_a_small_budget_prunes(store) -> None:
 
     config = HarnessConfig(threshold_tokens=1800, rejection_tokens=2400, budget_tokens=3000)
     result = asyncio.run(asearch(QUESTION, store, policy=HeuristicPlanner(), config=config))
-    pruned_by_policy = [call for turn in result.trace for call in turn.calls
-                        if call.tool == "prune_chunks"]
+    pruned_by_policy = [
+        call for turn in result.trace for call in turn.calls if call.tool == "prune_chunks"
+    ]
     assert pruned_by_policy and pruned_by_policy[0].pruned
     assert result.usage.peak_context_tokens <= 3000
     assert result.evidence

@@ -24,9 +24,12 @@ class _Recording:
 
 
 def _episode(corpus: Any, config: HarnessConfig) -> None:
-    policy = ScriptedPolicy([Decision(tool_calls=[ToolCall(name="search_corpus",
-                                                           arguments={"query": "granite"})]),
-                             Decision(final=[])])
+    policy = ScriptedPolicy(
+        [
+            Decision(tool_calls=[ToolCall(name="search_corpus", arguments={"query": "granite"})]),
+            Decision(final=[]),
+        ]
+    )
     search("granite?", corpus, policy=policy, config=config)
 
 

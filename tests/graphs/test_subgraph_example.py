@@ -23,8 +23,9 @@ def load_example():
 
 async def test_events_reach_the_parent_and_outputs_land_in_its_state():
     example = load_example()
-    final, events = await example.run("Who wrote letters about the volcano that buried "
-                                      "Pompeii?", embedder="hash")
+    final, events = await example.run(
+        "Who wrote letters about the volcano that buried Pompeii?", embedder="hash"
+    )
     names = [event["event"] for _, event in events]
     assert names[0] == "sift.turn_started" and names[-1] == "sift.finished"
     assert set(names) <= set(EVENT_NAMES)
@@ -37,7 +38,8 @@ async def test_events_reach_the_parent_and_outputs_land_in_its_state():
 
 
 def test_the_example_runs_as_a_script():
-    done = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert "sift.finished" in done.stdout and "stopped because: final" in done.stdout

@@ -41,12 +41,16 @@ async def test_search_observation_is_blocks_in_store_order(corpus, run):
 
 async def test_search_respects_max_chunks_and_token_cap(corpus, run):
     result, policy, _ = await run(
-        corpus, [[call("search_corpus", query="volcano")]],
+        corpus,
+        [[call("search_corpus", query="volcano")]],
         search_max_chunks=3,
     )
     assert len(result.trace[0].calls[0].added) == 3
     result, policy, _ = await run(
-        corpus, [[call("search_corpus", query="volcano")]], call_token_cap=80, min_call_tokens=16,
+        corpus,
+        [[call("search_corpus", query="volcano")]],
+        call_token_cap=80,
+        min_call_tokens=16,
     )
     content = strip_marker(tool_messages(policy.views[1].messages)[0].content)
     shown = re.findall(r"# DOCUMENT ID: (\S+) \((\d+) tokens\)", content)
@@ -56,7 +60,9 @@ async def test_search_respects_max_chunks_and_token_cap(corpus, run):
 
 async def test_search_without_hits_says_no_results(corpus, run):
     result, policy, _ = await run(
-        corpus, [[call("search_corpus", query="zzqqxx")]], search_mode="bm25",
+        corpus,
+        [[call("search_corpus", query="zzqqxx")]],
+        search_mode="bm25",
     )
     content = tool_messages(policy.views[1].messages)[0].content
     assert strip_marker(content) == "No results found"
@@ -124,8 +130,12 @@ async def test_prune_answers_pruned_and_reports_unknown_ids(corpus, run):
     assert content == "Pruned\n\nUnknown chunk ids (not in the context): ghost_1"
     first = next(iter(policy.views[1].seen))
     assert result.trace[1].calls[0].pruned == [first]
-    assert {"event": "sift.chunks_pruned", "turn": 2, "chunk_ids": [first],
-            "by": "policy"} in events
+    assert {
+        "event": "sift.chunks_pruned",
+        "turn": 2,
+        "chunk_ids": [first],
+        "by": "policy",
+    } in events
 
 
 async def test_prune_removes_blocks_from_rendering_but_not_from_the_trajectory(corpus, run):
@@ -149,11 +159,13 @@ async def test_prune_removes_blocks_from_rendering_but_not_from_the_trajectory(c
 
 
 async def test_multi_tool_use_batch_is_answered_with_one_message(corpus, run):
-    turns = [[
-        call("search_corpus", batch_id="b1", query="Etna Sicily"),
-        call("grep_corpus", batch_id="b1", pattern="Danube"),
-        call("read_document", doc_id="naples"),
-    ]]
+    turns = [
+        [
+            call("search_corpus", batch_id="b1", query="Etna Sicily"),
+            call("grep_corpus", batch_id="b1", pattern="Danube"),
+            call("read_document", doc_id="naples"),
+        ]
+    ]
     _, policy, _ = await run(corpus, turns)
     tools = tool_messages(policy.views[1].messages)
     assert [m.tool_name for m in tools] == ["multi_tool_use", "read_document"]

@@ -18,9 +18,11 @@ def _write(path: Path, text: str) -> Path:
 def test_folder_of_mixed_files_has_stable_relative_ids(tmp_path: Path) -> None:
     _write(tmp_path / "a.txt", "plain text")
     _write(tmp_path / "sub" / "b.md", "# Heading One\n\nBody.")
-    _write(tmp_path / "sub" / "c.html",
-           "<html><head><title>Page</title><script>var x=1;</script></head>"
-           "<body><h1>H</h1><p>First para.</p><p>Second &amp; last.</p></body></html>")
+    _write(
+        tmp_path / "sub" / "c.html",
+        "<html><head><title>Page</title><script>var x=1;</script></head>"
+        "<body><h1>H</h1><p>First para.</p><p>Second &amp; last.</p></body></html>",
+    )
     _write(tmp_path / "ignored.bin", "x")
     docs = {d.id: d for d in read_inputs([tmp_path])}
     assert sorted(docs) == ["a.txt", "sub/b.md", "sub/c.html"]

@@ -35,8 +35,9 @@ def episode_with_chunks() -> Episode:
         found = FoundBy(tool="search_corpus", argument=item.doc_id, turn=turn)
         episode.surface(item, COUNTER.count(item.text), found, rank=0)
         blocks.append(episode.make_block(item, COUNTER))
-    episode.add_entry("tool", [*blocks, "[Token usage: 0/16384]"], COUNTER,
-                      tool_name="search_corpus")
+    episode.add_entry(
+        "tool", [*blocks, "[Token usage: 0/16384]"], COUNTER, tool_name="search_corpus"
+    )
     return episode
 
 

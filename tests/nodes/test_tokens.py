@@ -14,14 +14,25 @@ from sift.protocols import TokenCounter
 TOKENIZER = Path(embedders.__file__).parent / "data" / "static-minilm" / "tokenizer.json"
 
 SAMPLES = {
-    "json": json.dumps({"tool_calls": [{"name": "search_corpus", "arguments": {
-        "query": "Who wrote {the} letters?", "ids": [f"doc_{i}_{i * 7}" for i in range(40)],
-        "scores": [0.125, 3.5e-4, -1, None, True]}}]}),
-    "table": "| id | year | value |\n|---|---|---|\n" + "".join(
-        f"| r{i} | {1900 + i} | {i * 3.14159:.3f} |\n" for i in range(30)),
+    "json": json.dumps(
+        {
+            "tool_calls": [
+                {
+                    "name": "search_corpus",
+                    "arguments": {
+                        "query": "Who wrote {the} letters?",
+                        "ids": [f"doc_{i}_{i * 7}" for i in range(40)],
+                        "scores": [0.125, 3.5e-4, -1, None, True],
+                    },
+                }
+            ]
+        }
+    ),
+    "table": "| id | year | value |\n|---|---|---|\n"
+    + "".join(f"| r{i} | {1900 + i} | {i * 3.14159:.3f} |\n" for i in range(30)),
     "code": "def f(x):\n    return {k: v**2 for k, v in x.items() if v != 0}  # {}[]()\n" * 10,
     "prose": "The Danube flows through Vienna, Bratislava, Budapest and Belgrade before "
-             "reaching the Black Sea in Romania. " * 10,
+    "reaching the Black Sea in Romania. " * 10,
 }
 
 

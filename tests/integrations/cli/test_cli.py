@@ -16,8 +16,12 @@ def sift(*args: str, home: Path, stdin: str | None = None) -> subprocess.Complet
     env = {**os.environ, "SIFT_HOME": str(home), "COLUMNS": "120", "NO_COLOR": "1"}
     env.pop("SIFT_STORE", None)
     return subprocess.run(
-        [sys.executable, "-m", "sift", *args], capture_output=True, text=True, env=env,
-        input=stdin, timeout=120,
+        [sys.executable, "-m", "sift", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=120,
     )
 
 
@@ -27,14 +31,28 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder.mkdir()
     (folder / "guide.md").write_text(
         "# Basalt Guide\n\nThe Basalt Bridge was designed by Ilse Varga in 1931.\n\n"
-        "Ilse Varga was born in the town of Szeged.", encoding="utf-8")
+        "Ilse Varga was born in the town of Szeged.",
+        encoding="utf-8",
+    )
     (folder / "notes.txt").write_text("Szeged lies on the river Tisza.", encoding="utf-8")
     lines = [
-        json.dumps({"id": "p1", "title": "Tisza", "text": "The Tisza flows into the Danube.",
-                    "metadata": {"lang": "en"}}),
+        json.dumps(
+            {
+                "id": "p1",
+                "title": "Tisza",
+                "text": "The Tisza flows into the Danube.",
+                "metadata": {"lang": "en"},
+            }
+        ),
         "{broken",
-        json.dumps({"id": "p2", "title": "Danube", "text": "The Danube reaches the Black Sea.",
-                    "metadata": {"lang": "de"}}),
+        json.dumps(
+            {
+                "id": "p2",
+                "title": "Danube",
+                "text": "The Danube reaches the Black Sea.",
+                "metadata": {"lang": "de"},
+            }
+        ),
     ]
     (folder / "more.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
@@ -42,8 +60,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_index_reports_bad_lines_and_is_idempotent(tmp_path: Path, inputs: Path) -> None:
     store = tmp_path / "store"
-    first = sift("index", "--store", str(store), "--embedder", "hash", "-q", str(inputs),
-                 home=tmp_path)
+    first = sift(
+        "index", "--store", str(store), "--embedder", "hash", "-q", str(inputs), home=tmp_path
+    )
     assert first.returncode == 1, first.stderr
     assert "more.jsonl:2" in first.stderr and "not valid JSON" in first.stderr
     assert "4 added" in first.stderr
@@ -53,38 +72,77 @@ def test_index_reports_bad_lines_and_is_idempotent(tmp_path: Path, inputs: Path)
 
 def test_search_json_single_shot_agentic_and_filters(tmp_path: Path, indexed: Path) -> None:
     store = str(indexed)
-    base = sift("search", "--store", store, "--json", "--single-shot", "--top-k", "2",
-                "Who designed the Basalt Bridge?", home=tmp_path)
+    base = sift(
+        "search",
+        "--store",
+        store,
+        "--json",
+        "--single-shot",
+        "--top-k",
+        "2",
+        "Who designed the Basalt Bridge?",
+        home=tmp_path,
+    )
     assert base.returncode == 0, base.stderr
     result = json.loads(base.stdout)
     assert result["mode"] == "single_shot" and len(result["evidence"]) == 2
     assert result["evidence"][0]["doc_id"] == "guide.md"
     assert set(result) >= {"evidence", "trace", "usage", "stopped_because"}
 
-    agentic = sift("search", "--store", store, "--json", "-q",
-                   "Where was the designer of the Basalt Bridge born?", home=tmp_path)
+    agentic = sift(
+        "search",
+        "--store",
+        store,
+        "--json",
+        "-q",
+        "Where was the designer of the Basalt Bridge born?",
+        home=tmp_path,
+    )
     assert agentic.returncode == 0, agentic.stderr
     episode = json.loads(agentic.stdout)
     assert episode["mode"] == "agentic" and episode["trace"]
     assert episode["stopped_because"] in {"final", "max_turns", "budget"}
     assert "guide.md" in {e["doc_id"] for e in episode["evidence"]}
 
-    german = sift("search", "--store", store, "--json", "--single-shot", "--filter", "lang=de",
-                  "river", home=tmp_path)
+    german = sift(
+        "search",
+        "--store",
+        store,
+        "--json",
+        "--single-shot",
+        "--filter",
+        "lang=de",
+        "river",
+        home=tmp_path,
+    )
     assert {e["doc_id"] for e in json.loads(german.stdout)["evidence"]} == {"p2"}
 
 
 def test_batch_mode_writes_one_line_per_question(tmp_path: Path, indexed: Path) -> None:
     store = str(indexed)
     batch = tmp_path / "q.jsonl"
-    batch.write_text("\n".join([
-        json.dumps({"id": "a", "question": "Where does the Tisza flow?"}),
-        "not json",
-        json.dumps({"id": "c", "question": "   "}),
-        json.dumps({"id": "d", "question": "Which sea does the Danube reach?"}),
-    ]) + "\n", encoding="utf-8")
-    run = sift("search", "--store", store, "--questions", str(batch), "--json", "--single-shot",
-               home=tmp_path)
+    batch.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "question": "Where does the Tisza flow?"}),
+                "not json",
+                json.dumps({"id": "c", "question": "   "}),
+                json.dumps({"id": "d", "question": "Which sea does the Danube reach?"}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    run = sift(
+        "search",
+        "--store",
+        store,
+        "--questions",
+        str(batch),
+        "--json",
+        "--single-shot",
+        home=tmp_path,
+    )
     assert run.returncode == 2
     rows = [json.loads(line) for line in run.stdout.splitlines()]
     assert [r["id"] for r in rows] == ["a", "d"]
@@ -103,8 +161,9 @@ def test_default_store_location_serves_search_after_index(tmp_path: Path, inputs
 def indexed(tmp_path_factory: pytest.TempPathFactory, inputs: Path) -> Path:
     """A store built once for the tests that only read it."""
     home = tmp_path_factory.mktemp("home")
-    sift("index", "--store", str(home / "store"), "--embedder", "hash", "-q", str(inputs),
-         home=home)
+    sift(
+        "index", "--store", str(home / "store"), "--embedder", "hash", "-q", str(inputs), home=home
+    )
     return home / "store"
 
 
@@ -117,8 +176,9 @@ def indexed(tmp_path_factory: pytest.TempPathFactory, inputs: Path) -> Path:
         (("grep", "a" * 5000), "pattern"),
     ],
 )
-def test_bad_queries_are_one_line_errors(tmp_path: Path, indexed: Path,
-                                         args: tuple[str, ...], message: str) -> None:
+def test_bad_queries_are_one_line_errors(
+    tmp_path: Path, indexed: Path, args: tuple[str, ...], message: str
+) -> None:
     run = sift(*args, "--store", str(indexed), home=tmp_path)
     assert run.returncode == 2
     assert message in run.stderr
@@ -127,14 +187,16 @@ def test_bad_queries_are_one_line_errors(tmp_path: Path, indexed: Path,
 
 def test_missing_input_is_named_and_nothing_is_created(tmp_path: Path, inputs: Path) -> None:
     store = tmp_path / "store"
-    run = sift("index", "--store", str(store), str(inputs), str(tmp_path / "nope.md"),
-               home=tmp_path)
+    run = sift(
+        "index", "--store", str(store), str(inputs), str(tmp_path / "nope.md"), home=tmp_path
+    )
     assert run.returncode == 2 and "input not found" in run.stderr and "nope.md" in run.stderr
     assert not store.exists()
 
 
-def test_foreign_folder_and_incompatible_store_are_refused_untouched(tmp_path: Path,
-                                                                    inputs: Path) -> None:
+def test_foreign_folder_and_incompatible_store_are_refused_untouched(
+    tmp_path: Path, inputs: Path
+) -> None:
     foreign = tmp_path / "photos"
     foreign.mkdir()
     (foreign / "cat.jpg").write_bytes(b"\xff\xd8")

@@ -21,35 +21,78 @@ KEY_ALL = "key-all-0123456789"
 KEY_DOCS = "key-docs-0123456789"
 
 DOCS = [
-    Document(id="eiffel", title="Eiffel Tower",
-             text="The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was "
-             "designed by the engineering company of Gustave Eiffel and completed in 1889.",
-             metadata={"lang": "en", "year": 1889, "published": "2021-03-04",
-                       "tags": ["paris", "landmark"], "category": "architecture"}),
-    Document(id="gustave", title="Gustave Eiffel",
-             text="Gustave Eiffel was a French civil engineer born in Dijon in 1832. His company "
-             "built the Eiffel Tower for the 1889 World's Fair in Paris.",
-             metadata={"lang": "en", "year": 1832, "published": "2022-07-15T10:00:00Z",
-                       "tags": ["people"], "category": "biography"}),
-    Document(id="dijon", title="Dijon",
-             text="Dijon is a city in eastern France, capital of the Cote-d'Or department, "
-             "famous for its mustard.",
-             metadata={"lang": "en", "year": 2000, "published": "2019-01-01",
-                       "tags": ["france", "city"], "category": "geography"}),
-    Document(id="louvre", title="Louvre",
-             text="The Louvre is the world's most-visited art museum, located in Paris. It "
-             "houses the Mona Lisa.",
-             metadata={"lang": "en", "year": 1793, "published": "2023-05-20",
-                       "tags": ["paris", "museum"], "category": "culture"}),
-    Document(id="tour-fr", title="Tour Eiffel",
-             text="La tour Eiffel est une tour de fer puddle de Paris, construite par Gustave "
-             "Eiffel pour l'Exposition universelle de 1889.",
-             metadata={"lang": "fr", "year": 1889, "published": 1609459200,
-                       "tags": ["paris"], "category": "architecture"}),
-    Document(id="mustard", title="Dijon mustard",
-             text="Dijon mustard is a traditional mustard named after the city of Dijon, first "
-             "made there in 1856 by Jean Naigeon.",
-             metadata={"lang": "en", "year": 1856, "category": "food"}),
+    Document(
+        id="eiffel",
+        title="Eiffel Tower",
+        text="The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was "
+        "designed by the engineering company of Gustave Eiffel and completed in 1889.",
+        metadata={
+            "lang": "en",
+            "year": 1889,
+            "published": "2021-03-04",
+            "tags": ["paris", "landmark"],
+            "category": "architecture",
+        },
+    ),
+    Document(
+        id="gustave",
+        title="Gustave Eiffel",
+        text="Gustave Eiffel was a French civil engineer born in Dijon in 1832. His company "
+        "built the Eiffel Tower for the 1889 World's Fair in Paris.",
+        metadata={
+            "lang": "en",
+            "year": 1832,
+            "published": "2022-07-15T10:00:00Z",
+            "tags": ["people"],
+            "category": "biography",
+        },
+    ),
+    Document(
+        id="dijon",
+        title="Dijon",
+        text="Dijon is a city in eastern France, capital of the Cote-d'Or department, "
+        "famous for its mustard.",
+        metadata={
+            "lang": "en",
+            "year": 2000,
+            "published": "2019-01-01",
+            "tags": ["france", "city"],
+            "category": "geography",
+        },
+    ),
+    Document(
+        id="louvre",
+        title="Louvre",
+        text="The Louvre is the world's most-visited art museum, located in Paris. It "
+        "houses the Mona Lisa.",
+        metadata={
+            "lang": "en",
+            "year": 1793,
+            "published": "2023-05-20",
+            "tags": ["paris", "museum"],
+            "category": "culture",
+        },
+    ),
+    Document(
+        id="tour-fr",
+        title="Tour Eiffel",
+        text="La tour Eiffel est une tour de fer puddle de Paris, construite par Gustave "
+        "Eiffel pour l'Exposition universelle de 1889.",
+        metadata={
+            "lang": "fr",
+            "year": 1889,
+            "published": 1609459200,
+            "tags": ["paris"],
+            "category": "architecture",
+        },
+    ),
+    Document(
+        id="mustard",
+        title="Dijon mustard",
+        text="Dijon mustard is a traditional mustard named after the city of Dijon, first "
+        "made there in 1856 by Jean Naigeon.",
+        metadata={"lang": "en", "year": 1856, "category": "food"},
+    ),
 ]
 
 
@@ -72,8 +115,9 @@ class Served:
 
 
 def _serve(app: object) -> tuple[uvicorn.Server, threading.Thread, str]:
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                            lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -112,16 +156,34 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         finally:
             corpus.close()
     collections = root.parent / "collections.json"
-    collections.write_text(json.dumps({"collections": {
-        "docs": {"mode": "agentic", "deadline_s": 3.0},
-        "quick": {"mode": "single_shot"},
-        "hasty": {"location": str(root / "docs"), "mode": "agentic", "deadline_s": 0.001},
-    }}))
+    collections.write_text(
+        json.dumps(
+            {
+                "collections": {
+                    "docs": {"mode": "agentic", "deadline_s": 3.0},
+                    "quick": {"mode": "single_shot"},
+                    "hasty": {
+                        "location": str(root / "docs"),
+                        "mode": "agentic",
+                        "deadline_s": 0.001,
+                    },
+                }
+            }
+        )
+    )
     settings = ServerSettings(
-        store=str(root), embedder="hash", api_keys=f"{KEY_ALL};{KEY_DOCS}=docs,ingest",
-        collections_file=collections, max_body_bytes=64 * 1024, max_ingest_bytes=256 * 1024,
-        max_query_chars=500, max_top_k=50, max_concurrency=4, retry_after_s=2,
-        max_documents_per_request=20, deadline_grace_s=2.0,
+        store=str(root),
+        embedder="hash",
+        api_keys=f"{KEY_ALL};{KEY_DOCS}=docs,ingest",
+        collections_file=collections,
+        max_body_bytes=64 * 1024,
+        max_ingest_bytes=256 * 1024,
+        max_query_chars=500,
+        max_top_k=50,
+        max_concurrency=4,
+        retry_after_s=2,
+        max_documents_per_request=20,
+        deadline_grace_s=2.0,
     )
     app = create_app(settings)
     server, thread, url = _serve(app)

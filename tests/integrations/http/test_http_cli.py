@@ -15,15 +15,30 @@ import httpx
 
 def test_sift_serve_runs_the_service(tmp_path: Path):
     keys = tmp_path / "keys.toml"
-    keys.write_text('[[keys]]\nkey = "cli-key-0123456789"\nname = "dify"\n'
-                    'collections = ["notes"]\n')
+    keys.write_text(
+        '[[keys]]\nkey = "cli-key-0123456789"\nname = "dify"\ncollections = ["notes"]\n'
+    )
     collections = tmp_path / "collections.json"
     collections.write_text(json.dumps({"collections": {"notes": {"mode": "single_shot"}}}))
     env = {**os.environ, "SIFT_SERVER_MAX_TOP_K": "7", "SIFT_HOME": str(tmp_path / "home")}
-    command = [sys.executable, "-c", "from sift.integrations.cli import main; main()",
-               "serve", "--port", "0", "--store", str(tmp_path / "root"),
-               "--keys-file", str(keys), "--collections", str(collections),
-               "--embedder", "hash", "--log-level", "info"]
+    command = [
+        sys.executable,
+        "-c",
+        "from sift.integrations.cli import main; main()",
+        "serve",
+        "--port",
+        "0",
+        "--store",
+        str(tmp_path / "root"),
+        "--keys-file",
+        str(keys),
+        "--collections",
+        str(collections),
+        "--embedder",
+        "hash",
+        "--log-level",
+        "info",
+    ]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         url = None
@@ -41,19 +56,38 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
         with httpx.Client(base_url=url, headers=auth, timeout=20) as client:
             assert client.get("/healthz").json()["status"] == "ok"
             assert client.post("/retrieval").json() == {"records": []}
-            stored = client.post("/v1/collections/notes/documents", json={"documents": [
-                {"id": "n1", "title": "Rivers", "text": "The Loire is the longest river in "
-                 "France."}]})
+            stored = client.post(
+                "/v1/collections/notes/documents",
+                json={
+                    "documents": [
+                        {
+                            "id": "n1",
+                            "title": "Rivers",
+                            "text": "The Loire is the longest river in France.",
+                        }
+                    ]
+                },
+            )
             assert stored.status_code == 200 and stored.json()["added"] == 1
             info = client.get("/v1/collections/notes").json()
             assert info["mode"] == "single_shot" and info["stats"]["documents"] == 1
-            answer = client.post("/retrieval", json={
-                "knowledge_id": "notes", "query": "longest river in France",
-                "retrieval_setting": {"top_k": 3, "score_threshold": 0.0}})
+            answer = client.post(
+                "/retrieval",
+                json={
+                    "knowledge_id": "notes",
+                    "query": "longest river in France",
+                    "retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
+                },
+            )
             assert answer.json()["records"][0]["metadata"]["doc_id"] == "n1"
-            too_many = client.post("/retrieval", json={
-                "knowledge_id": "notes", "query": "x",
-                "retrieval_setting": {"top_k": 8, "score_threshold": 0.0}})
+            too_many = client.post(
+                "/retrieval",
+                json={
+                    "knowledge_id": "notes",
+                    "query": "x",
+                    "retrieval_setting": {"top_k": 8, "score_threshold": 0.0},
+                },
+            )
             assert too_many.status_code == 422  # SIFT_SERVER_MAX_TOP_K=7 from the env
             other = client.get("/v1/collections/elsewhere")
             assert other.json()["error_code"] == 1002  # the key is limited to "notes"
@@ -70,7 +104,6 @@ def test_sift_serve_reports_a_bad_keys_file(tmp_path: Path):
 
     keys = tmp_path / "keys.json"
     keys.write_text('{"keys": [{"key": "short"}]}')
-    result = CliRunner().invoke(app, ["serve", "--keys-file", str(keys),
-                                      "--store", str(tmp_path)])
+    result = CliRunner().invoke(app, ["serve", "--keys-file", str(keys), "--store", str(tmp_path)])
     assert result.exit_code == 2
     assert "at least 8 characters" in result.output

@@ -65,8 +65,12 @@ def _evaluate(value: Any, item: dict[str, Any]) -> Any:
 def _chain(workflow: dict[str, Any]) -> list[dict[str, Any]]:
     nodes = {n["name"]: n for n in workflow["nodes"]}
     assert len(nodes) == len(workflow["nodes"]), "node names are unique"
-    targets = {c["node"] for out in workflow["connections"].values()
-               for branch in out["main"] for c in branch}
+    targets = {
+        c["node"]
+        for out in workflow["connections"].values()
+        for branch in out["main"]
+        for c in branch
+    }
     (start,) = [name for name in nodes if name not in targets]
     chain = [nodes[start]]
     while chain[-1]["name"] in workflow["connections"]:
@@ -90,8 +94,10 @@ def _run(workflow: dict[str, Any], served, first_item: dict[str, Any]) -> list[d
         if kind == "n8n-nodes-base.set":
             out = []
             for item in items:
-                values = {a["name"]: _evaluate(a["value"], item)
-                          for a in params["assignments"]["assignments"]}
+                values = {
+                    a["name"]: _evaluate(a["value"], item)
+                    for a in params["assignments"]["assignments"]
+                }
                 for a in params["assignments"]["assignments"]:
                     if a["type"] == "number":
                         assert isinstance(values[a["name"]], int | float)
@@ -109,9 +115,13 @@ def _run(workflow: dict[str, Any], served, first_item: dict[str, Any]) -> list[d
                 url = _evaluate(params["url"], item)
                 body = json.loads(_evaluate(params["jsonBody"], item))
                 response = httpx.request(
-                    params["method"], url, content=json.dumps(body).encode(),
-                    headers={"content-type": "application/json",
-                             credential["name"]: credential["value"]},
+                    params["method"],
+                    url,
+                    content=json.dumps(body).encode(),
+                    headers={
+                        "content-type": "application/json",
+                        credential["name"]: credential["value"],
+                    },
                     timeout=params["options"]["timeout"] / 1000,
                 )
                 assert response.status_code == 200, response.text
@@ -125,15 +135,19 @@ def _run(workflow: dict[str, Any], served, first_item: dict[str, Any]) -> list[d
     return items
 
 
-@pytest.mark.parametrize(("name", "field"), [("sift-retrieval.json", "content"),
-                                             ("sift-search.json", "text")])
+@pytest.mark.parametrize(
+    ("name", "field"), [("sift-retrieval.json", "content"), ("sift-search.json", "text")]
+)
 def test_n8n_workflow_runs_against_the_server(served, name, field):
     workflow = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
     assert workflow["settings"]["executionOrder"] == "v1"
     chain = _chain(workflow)
     assert [n["type"] for n in chain] == [
-        "n8n-nodes-base.manualTrigger", "n8n-nodes-base.set", "n8n-nodes-base.httpRequest",
-        "n8n-nodes-base.splitOut"]
+        "n8n-nodes-base.manualTrigger",
+        "n8n-nodes-base.set",
+        "n8n-nodes-base.httpRequest",
+        "n8n-nodes-base.splitOut",
+    ]
     items = _run(workflow, served, {})
     assert 0 < len(items) <= 5
     assert all(isinstance(item[field], str) and item[field] for item in items)
@@ -167,11 +181,11 @@ _SCHEMA.config.generation.update(
 
 
 @_SCHEMA.parametrize()
-@settings(max_examples=4, deadline=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_no_server_errors(served, case):
-    response = case.call(base_url=served.url,
-                         headers={"Authorization": f"Bearer {served.key_all}"}, timeout=15)
+    response = case.call(
+        base_url=served.url, headers={"Authorization": f"Bearer {served.key_all}"}, timeout=15
+    )
     assert response.status_code < 500, (case.method, case.path, response.text[:300])
     if response.status_code >= 400:
         body = response.json()

@@ -17,10 +17,19 @@ from sift.types import SearchResult
 QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
 
 
-def _retrieval(knowledge_id: str = "docs", query: str = QUESTION, top_k: int = 4,
-               threshold: float = 0.0, **extra: object) -> dict:
-    return {"knowledge_id": knowledge_id, "query": query,
-            "retrieval_setting": {"top_k": top_k, "score_threshold": threshold}, **extra}
+def _retrieval(
+    knowledge_id: str = "docs",
+    query: str = QUESTION,
+    top_k: int = 4,
+    threshold: float = 0.0,
+    **extra: object,
+) -> dict:
+    return {
+        "knowledge_id": knowledge_id,
+        "query": query,
+        "retrieval_setting": {"top_k": top_k, "score_threshold": threshold},
+        **extra,
+    }
 
 
 def _check_records(body: dict, *, top_k: int, threshold: float = 0.0) -> list[dict]:
@@ -53,7 +62,8 @@ def test_retrieval_contract(served, knowledge_id):
         document = by_id[record["metadata"]["doc_id"]]
         assert record["title"] == document.title
         assert record["content"] in document.text or document.text.startswith(
-            record["content"][:40])
+            record["content"][:40]
+        )
         for key, value in document.metadata.items():
             assert record["metadata"][key] == value
     assert records[0]["score"] == max(r["score"] for r in records)
@@ -65,54 +75,113 @@ def test_score_threshold_drops_records(served):
         strict = client.post("/retrieval", json=_retrieval(top_k=6, threshold=0.9)).json()
     kept = _check_records(strict, top_k=6, threshold=0.9)
     assert [r["metadata"]["chunk_id"] for r in kept] == [
-        r["metadata"]["chunk_id"] for r in everything if r["score"] >= 0.9]
+        r["metadata"]["chunk_id"] for r in everything if r["score"] >= 0.9
+    ]
     assert len(kept) < len(everything)
 
 
 def test_no_hits_is_an_empty_list(served):
-    condition = {"logical_operator": "and", "conditions": [
-        {"name": "lang", "comparison_operator": "is", "value": "klingon"}]}
+    condition = {
+        "logical_operator": "and",
+        "conditions": [{"name": "lang", "comparison_operator": "is", "value": "klingon"}],
+    }
     with served.client() as client:
         response = client.post("/retrieval", json=_retrieval(metadata_condition=condition))
     assert response.status_code == 200
     assert response.json() == {"records": []}
 
 
-@pytest.mark.parametrize(("condition", "check"), [
-    ({"conditions": [{"name": "lang", "comparison_operator": "is", "value": "fr"}]},
-     lambda m: m["lang"] == "fr"),
-    ({"conditions": [{"name": "year", "comparison_operator": "<", "value": "1850"}]},
-     lambda m: m["year"] < 1850),
-    ({"conditions": [{"name": "tags", "comparison_operator": "contains", "value": "paris"}]},
-     lambda m: "paris" in m.get("tags", [])),
-    ({"conditions": [{"name": "category", "comparison_operator": "in",
-                      "value": ["biography", "food"]}]},
-     lambda m: m["category"] in ("biography", "food")),
-    ({"logical_operator": "or", "conditions": [
-        {"name": "lang", "comparison_operator": "is", "value": "fr"},
-        {"name": "year", "comparison_operator": "≥", "value": 1856}]},
-     lambda m: m["lang"] == "fr" or m["year"] >= 1856),
-    ({"conditions": [{"name": "published", "comparison_operator": "after",
-                      "value": "2021-06-01"}]},
-     lambda m: m.get("published") in ("2022-07-15T10:00:00Z", "2023-05-20")),
-    ({"conditions": [{"name": "published", "comparison_operator": "before",
-                      "value": "2021-01-01T00:00:01+00:00"}]},
-     lambda m: m.get("published") in ("2019-01-01", 1609459200)),
-    ({"logical_operator": "or", "conditions": [
-        {"name": "published", "comparison_operator": "after", "value": 1672531200},
-        {"name": "category", "comparison_operator": "is", "value": "food"}]},
-     lambda m: m.get("published") == "2023-05-20" or m["category"] == "food"),
-    ({"conditions": [{"name": ["category", "lang"], "comparison_operator": "is",
-                      "value": "fr"}]},
-     lambda m: m["lang"] == "fr"),
-    ({"conditions": [{"name": "published", "comparison_operator": "empty"}]},
-     lambda m: "published" not in m),
-])
+@pytest.mark.parametrize(
+    ("condition", "check"),
+    [
+        (
+            {"conditions": [{"name": "lang", "comparison_operator": "is", "value": "fr"}]},
+            lambda m: m["lang"] == "fr",
+        ),
+        (
+            {"conditions": [{"name": "year", "comparison_operator": "<", "value": "1850"}]},
+            lambda m: m["year"] < 1850,
+        ),
+        (
+            {"conditions": [{"name": "tags", "comparison_operator": "contains", "value": "paris"}]},
+            lambda m: "paris" in m.get("tags", []),
+        ),
+        (
+            {
+                "conditions": [
+                    {
+                        "name": "category",
+                        "comparison_operator": "in",
+                        "value": ["biography", "food"],
+                    }
+                ]
+            },
+            lambda m: m["category"] in ("biography", "food"),
+        ),
+        (
+            {
+                "logical_operator": "or",
+                "conditions": [
+                    {"name": "lang", "comparison_operator": "is", "value": "fr"},
+                    {"name": "year", "comparison_operator": "≥", "value": 1856},
+                ],
+            },
+            lambda m: m["lang"] == "fr" or m["year"] >= 1856,
+        ),
+        (
+            {
+                "conditions": [
+                    {"name": "published", "comparison_operator": "after", "value": "2021-06-01"}
+                ]
+            },
+            lambda m: m.get("published") in ("2022-07-15T10:00:00Z", "2023-05-20"),
+        ),
+        (
+            {
+                "conditions": [
+                    {
+                        "name": "published",
+                        "comparison_operator": "before",
+                        "value": "2021-01-01T00:00:01+00:00",
+                    }
+                ]
+            },
+            lambda m: m.get("published") in ("2019-01-01", 1609459200),
+        ),
+        (
+            {
+                "logical_operator": "or",
+                "conditions": [
+                    {"name": "published", "comparison_operator": "after", "value": 1672531200},
+                    {"name": "category", "comparison_operator": "is", "value": "food"},
+                ],
+            },
+            lambda m: m.get("published") == "2023-05-20" or m["category"] == "food",
+        ),
+        (
+            {
+                "conditions": [
+                    {"name": ["category", "lang"], "comparison_operator": "is", "value": "fr"}
+                ]
+            },
+            lambda m: m["lang"] == "fr",
+        ),
+        (
+            {"conditions": [{"name": "published", "comparison_operator": "empty"}]},
+            lambda m: "published" not in m,
+        ),
+    ],
+)
 def test_metadata_condition_filters(served, condition, check):
     with served.client() as client:
-        response = client.post("/retrieval", json=_retrieval(
-            query="Eiffel tower Paris Dijon mustard Louvre", top_k=6,
-            metadata_condition=condition))
+        response = client.post(
+            "/retrieval",
+            json=_retrieval(
+                query="Eiffel tower Paris Dijon mustard Louvre",
+                top_k=6,
+                metadata_condition=condition,
+            ),
+        )
     records = _check_records(response.json(), top_k=6)
     assert records, "every condition here matches at least one document"
     for record in records:
@@ -124,11 +193,30 @@ def test_metadata_condition_filters(served, condition, check):
 
 def test_bad_metadata_condition_is_a_clear_422(served):
     with served.client() as client:
-        unknown = client.post("/retrieval", json=_retrieval(metadata_condition={
-            "conditions": [{"name": "lang", "comparison_operator": "resembles", "value": "x"}]}))
-        not_a_date = client.post("/retrieval", json=_retrieval(metadata_condition={
-            "conditions": [{"name": "published", "comparison_operator": "before",
-                            "value": "last tuesday"}]}))
+        unknown = client.post(
+            "/retrieval",
+            json=_retrieval(
+                metadata_condition={
+                    "conditions": [
+                        {"name": "lang", "comparison_operator": "resembles", "value": "x"}
+                    ]
+                }
+            ),
+        )
+        not_a_date = client.post(
+            "/retrieval",
+            json=_retrieval(
+                metadata_condition={
+                    "conditions": [
+                        {
+                            "name": "published",
+                            "comparison_operator": "before",
+                            "value": "last tuesday",
+                        }
+                    ]
+                }
+            ),
+        )
     assert unknown.status_code == 422 and "resembles" in unknown.json()["error_msg"]
     assert not_a_date.status_code == 422 and "ISO 8601" in not_a_date.json()["error_msg"]
 
@@ -153,28 +241,40 @@ def test_dify_request_sequence(served):
     with httpx.Client(timeout=5) as dify:  # Dify's client gives up after 5 s
         probe = dify.post(f"{endpoint}/retrieval", headers=auth)
         assert probe.status_code == 200 and probe.json() == {"records": []}
-        typed = dify.post(f"{endpoint}/retrieval", content=b"",
-                          headers={"Content-Type": "application/json", **auth})
+        typed = dify.post(
+            f"{endpoint}/retrieval",
+            content=b"",
+            headers={"Content-Type": "application/json", **auth},
+        )
         assert typed.status_code == 200 and typed.json() == {"records": []}
         rejected = dify.post(f"{endpoint}/retrieval", headers={"Authorization": "Bearer nope-nope"})
         assert rejected.status_code == 403 and rejected.json()["error_code"] == 1002
 
         headers = {"Content-Type": "application/json", **auth}
-        plain = {"retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
-                 "query": QUESTION, "knowledge_id": "docs"}
+        plain = {
+            "retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
+            "query": QUESTION,
+            "knowledge_id": "docs",
+        }
         first = dify.post(f"{endpoint}/retrieval", headers=headers, content=json.dumps(plain))
         assert first.status_code == 200
         assert _check_records(first.json(), top_k=3)
 
-        filtered = {**plain, "metadata_condition": {
-            "logical_operator": "and",
-            "conditions": [{"name": "lang", "comparison_operator": "is", "value": "en"},
-                           {"name": "year", "comparison_operator": "≥", "value": 1800}]}}
-        second = dify.post(f"{endpoint}/retrieval", headers=headers,
-                           content=json.dumps(filtered))
+        filtered = {
+            **plain,
+            "metadata_condition": {
+                "logical_operator": "and",
+                "conditions": [
+                    {"name": "lang", "comparison_operator": "is", "value": "en"},
+                    {"name": "year", "comparison_operator": "≥", "value": 1800},
+                ],
+            },
+        }
+        second = dify.post(f"{endpoint}/retrieval", headers=headers, content=json.dumps(filtered))
         records = _check_records(second.json(), top_k=3)
-        assert records and all(r["metadata"]["lang"] == "en" and r["metadata"]["year"] >= 1800
-                               for r in records)
+        assert records and all(
+            r["metadata"]["lang"] == "en" and r["metadata"]["year"] >= 1800 for r in records
+        )
 
         nulled = {**plain, "metadata_condition": None}
         third = dify.post(f"{endpoint}/retrieval", headers=headers, content=json.dumps(nulled))
@@ -184,8 +284,11 @@ def test_dify_request_sequence(served):
         fourth = dify.post(f"{endpoint}/retrieval", headers=headers, content=json.dumps(partial))
         assert fourth.json() == first.json()
 
-        missing = dify.post(f"{endpoint}/retrieval", headers=headers,
-                            content=json.dumps({**plain, "knowledge_id": "unknown-kb"}))
+        missing = dify.post(
+            f"{endpoint}/retrieval",
+            headers=headers,
+            content=json.dumps({**plain, "knowledge_id": "unknown-kb"}),
+        )
         assert missing.status_code == 404 and missing.json()["error_code"] == 2001
 
 
@@ -194,13 +297,25 @@ def test_dify_request_sequence(served):
 
 def test_native_search_returns_the_search_result(served):
     with served.client() as client:
-        response = client.post("/v1/search", json={
-            "collection": "docs", "question": QUESTION, "top_k": 3,
-            "filters": {"lang": "en"}, "max_turns": 3,
-            "budget": {"threshold_tokens": 8192, "rejection_tokens": 12288,
-                       "budget_tokens": 16384}})
-        single = client.post("/v1/search", json={"collection": "docs", "question": QUESTION,
-                                                 "mode": "single_shot", "top_k": 2})
+        response = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": QUESTION,
+                "top_k": 3,
+                "filters": {"lang": "en"},
+                "max_turns": 3,
+                "budget": {
+                    "threshold_tokens": 8192,
+                    "rejection_tokens": 12288,
+                    "budget_tokens": 16384,
+                },
+            },
+        )
+        single = client.post(
+            "/v1/search",
+            json={"collection": "docs", "question": QUESTION, "mode": "single_shot", "top_k": 2},
+        )
     assert response.status_code == 200, response.text
     result = SearchResult.model_validate(response.json())
     assert result.mode == "agentic" and result.question == QUESTION
@@ -213,14 +328,25 @@ def test_native_search_returns_the_search_result(served):
 
 def test_native_search_rejects_bad_harness_settings(served):
     with served.client() as client:
-        tiers = client.post("/v1/search", json={
-            "collection": "docs", "question": "q",
-            "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000}})
-        extra = client.post("/v1/search", json={"collection": "docs", "question": "q",
-                                                "surprise": 1})
-        filters = client.post("/v1/search", json={
-            "collection": "docs", "question": "q",
-            "filters": {"conditions": [{"field": "x", "op": "sounds_like", "value": 1}]}})
+        tiers = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "q",
+                "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000},
+            },
+        )
+        extra = client.post(
+            "/v1/search", json={"collection": "docs", "question": "q", "surprise": 1}
+        )
+        filters = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "q",
+                "filters": {"conditions": [{"field": "x", "op": "sounds_like", "value": 1}]},
+            },
+        )
     assert tiers.status_code == 422 and "threshold_tokens" in tiers.json()["error_msg"]
     assert extra.status_code == 422 and "surprise" in extra.json()["error_msg"]
     assert filters.status_code == 422 and "filters" in filters.json()["error_msg"]
@@ -243,10 +369,15 @@ def _frames(text: str) -> list[dict]:
 
 
 def test_search_streams_progress_then_the_result(served):
-    with served.client() as client, client.stream(
-        "POST", "/v1/search", json={"collection": "docs", "question": QUESTION, "top_k": 3},
-        headers={"Accept": "text/event-stream"},
-    ) as response:
+    with (
+        served.client() as client,
+        client.stream(
+            "POST",
+            "/v1/search",
+            json={"collection": "docs", "question": QUESTION, "top_k": 3},
+            headers={"Accept": "text/event-stream"},
+        ) as response,
+    ):
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         text = "".join(response.iter_text())
@@ -268,17 +399,25 @@ def test_search_streams_progress_then_the_result(served):
 
 def test_stream_errors_arrive_before_the_stream(served):
     with served.client() as client:
-        response = client.post("/v1/search", json={"collection": "absent", "question": "q"},
-                               headers={"Accept": "text/event-stream"})
+        response = client.post(
+            "/v1/search",
+            json={"collection": "absent", "question": "q"},
+            headers={"Accept": "text/event-stream"},
+        )
     assert response.status_code == 404 and response.json()["error_code"] == 2001
 
 
 def test_a_stream_left_early_gives_its_slot_back(served):
     limiter = served.service.limiter
-    with served.client() as client, client.stream(
-        "POST", "/v1/search", json={"collection": "docs", "question": QUESTION},
-        headers={"Accept": "text/event-stream"},
-    ) as stream:
+    with (
+        served.client() as client,
+        client.stream(
+            "POST",
+            "/v1/search",
+            json={"collection": "docs", "question": QUESTION},
+            headers={"Accept": "text/event-stream"},
+        ) as stream,
+    ):
         first = next(stream.iter_text())
         assert first.startswith(": sift search stream")
     # The client hung up after the first bytes: the server must release the slot.

@@ -30,10 +30,15 @@ def test_health_needs_no_key(served):
 def test_openapi_documents_every_endpoint(served):
     with served.client(key=None) as client:
         document = client.get("/openapi.json").json()
-    assert {"/retrieval", "/v1/search", "/v1/collections/{name}",
-            "/v1/collections/{name}/documents",
-            "/v1/collections/{name}/documents/{doc_id}", "/healthz", "/metrics"} <= set(
-        document["paths"])
+    assert {
+        "/retrieval",
+        "/v1/search",
+        "/v1/collections/{name}",
+        "/v1/collections/{name}/documents",
+        "/v1/collections/{name}/documents/{doc_id}",
+        "/healthz",
+        "/metrics",
+    } <= set(document["paths"])
     assert document["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 
@@ -46,8 +51,9 @@ def test_unknown_route_is_a_json_error(served):
 # --------------------------------------------------------------------------- auth
 
 
-@pytest.mark.parametrize("header", [None, "", "Bearer", "Token abc", "Basic abc",
-                                    "key-all-0123456789", "Bearer a b"])
+@pytest.mark.parametrize(
+    "header", [None, "", "Bearer", "Token abc", "Basic abc", "key-all-0123456789", "Bearer a b"]
+)
 def test_missing_or_malformed_header_is_1001(served, header):
     headers = {} if header is None else {"Authorization": header}
     with httpx.Client(base_url=served.url, headers=headers) as client:
@@ -75,13 +81,15 @@ def test_key_limited_to_its_collections(served):
         listed = client.get("/v1/collections").json()["collections"]
     assert "docs" in listed and "quick" not in listed
     with served.client() as client:
-        assert {"docs", "quick", "hasty"} <= set(client.get("/v1/collections").json()
-                                                  ["collections"])
+        assert {"docs", "quick", "hasty"} <= set(
+            client.get("/v1/collections").json()["collections"]
+        )
 
 
 def test_bearer_scheme_is_case_insensitive(served):
-    with httpx.Client(base_url=served.url,
-                      headers={"Authorization": f"bearer {served.key_all}"}) as client:
+    with httpx.Client(
+        base_url=served.url, headers={"Authorization": f"bearer {served.key_all}"}
+    ) as client:
         assert client.post("/retrieval").json() == {"records": []}
 
 
@@ -89,27 +97,41 @@ def test_bearer_scheme_is_case_insensitive(served):
 
 
 def test_body_over_limit_is_413_with_or_without_length(served):
-    big = {"knowledge_id": "docs", "query": "x" * (70 * 1024),
-           "retrieval_setting": {"top_k": 1, "score_threshold": 0}}
+    big = {
+        "knowledge_id": "docs",
+        "query": "x" * (70 * 1024),
+        "retrieval_setting": {"top_k": 1, "score_threshold": 0},
+    }
     with served.client() as client:
         _error(client.post("/retrieval", json=big), 413, 4130)
 
         def chunks():  # no Content-Length: a chunked upload
             payload = json.dumps(big).encode()
             for start in range(0, len(payload), 8192):
-                yield payload[start:start + 8192]
+                yield payload[start : start + 8192]
 
-        _error(client.post("/retrieval", content=chunks(),
-                           headers={"Content-Type": "application/json"}), 413, 4130)
+        _error(
+            client.post(
+                "/retrieval", content=chunks(), headers={"Content-Type": "application/json"}
+            ),
+            413,
+            4130,
+        )
 
 
 def test_query_length_and_top_k_are_bounded(served):
     with served.client() as client:
-        long_query = {"knowledge_id": "docs", "query": "q" * 501,
-                      "retrieval_setting": {"top_k": 3, "score_threshold": 0}}
+        long_query = {
+            "knowledge_id": "docs",
+            "query": "q" * 501,
+            "retrieval_setting": {"top_k": 3, "score_threshold": 0},
+        }
         assert "500" in _error(client.post("/retrieval", json=long_query), 422, 4000)
-        many = {"knowledge_id": "docs", "query": "paris",
-                "retrieval_setting": {"top_k": 51, "score_threshold": 0}}
+        many = {
+            "knowledge_id": "docs",
+            "query": "paris",
+            "retrieval_setting": {"top_k": 51, "score_threshold": 0},
+        }
         assert "50" in _error(client.post("/retrieval", json=many), 422, 4000)
         search = {"collection": "docs", "question": "paris", "top_k": 51}
         _error(client.post("/v1/search", json=search), 422, 4000)
@@ -117,8 +139,7 @@ def test_query_length_and_top_k_are_bounded(served):
 
 def test_validation_errors_name_the_field(served):
     with served.client() as client:
-        bad = {"knowledge_id": "docs", "query": "paris",
-               "retrieval_setting": {"top_k": "many"}}
+        bad = {"knowledge_id": "docs", "query": "paris", "retrieval_setting": {"top_k": "many"}}
         response = client.post("/retrieval", json=bad)
         message = _error(response, 422, 4000)
     assert "retrieval_setting.top_k" in message
@@ -130,13 +151,22 @@ def test_concurrency_limit_answers_429_with_retry_after(served):
     held = [limiter.acquire() for _ in range(limiter.limit)]
     try:
         with served.client() as client:
-            body = {"knowledge_id": "docs", "query": "paris",
-                    "retrieval_setting": {"top_k": 2, "score_threshold": 0}}
+            body = {
+                "knowledge_id": "docs",
+                "query": "paris",
+                "retrieval_setting": {"top_k": 2, "score_threshold": 0},
+            }
             response = client.post("/retrieval", json=body)
             _error(response, 429, 4290)
             assert response.headers["Retry-After"] == "2"
-            _error(client.post("/v1/collections/ingest/documents",
-                               json={"documents": [{"id": "x", "text": "x"}]}), 429, 4290)
+            _error(
+                client.post(
+                    "/v1/collections/ingest/documents",
+                    json={"documents": [{"id": "x", "text": "x"}]},
+                ),
+                429,
+                4290,
+            )
             # Cheap endpoints are not limited.
             assert client.get("/healthz").status_code == 200
     finally:
@@ -163,8 +193,15 @@ def test_concurrent_cheap_requests_are_not_limited(served):
 
 
 def test_ingest_is_idempotent_and_reports(served):
-    documents = [{"id": f"n{i}", "title": f"Note {i}", "text": f"note number {i} about rivers",
-                  "metadata": {"n": i}} for i in range(3)]
+    documents = [
+        {
+            "id": f"n{i}",
+            "title": f"Note {i}",
+            "text": f"note number {i} about rivers",
+            "metadata": {"n": i},
+        }
+        for i in range(3)
+    ]
     with served.client(key=served.key_docs) as client:
         first = client.post("/v1/collections/ingest/documents", json={"documents": documents})
         assert first.status_code == 200, first.text
@@ -182,30 +219,43 @@ def test_ingest_is_idempotent_and_reports(served):
 def test_bad_batch_stores_nothing(served):
     with served.client() as client:
         before = client.get("/v1/collections/docs").json()["stats"]["documents"]
-        bad = {"documents": [{"id": "fine-1", "text": "ok"},
-                             {"id": "bad", "text": "x", "metadata": {"doc_id": "reserved"}}]}
+        bad = {
+            "documents": [
+                {"id": "fine-1", "text": "ok"},
+                {"id": "bad", "text": "x", "metadata": {"doc_id": "reserved"}},
+            ]
+        }
         message = _error(client.post("/v1/collections/docs/documents", json=bad), 422, 4000)
         assert "reserved" in message
         twice = {"documents": [{"id": "dup", "text": "a"}, {"id": "dup", "text": "b"}]}
-        assert "twice" in _error(client.post("/v1/collections/docs/documents", json=twice),
-                                 422, 4000)
+        assert "twice" in _error(
+            client.post("/v1/collections/docs/documents", json=twice), 422, 4000
+        )
         too_many = {"documents": [{"id": f"d{i}", "text": "t"} for i in range(21)]}
-        assert "20" in _error(client.post("/v1/collections/docs/documents", json=too_many),
-                              422, 4000)
+        assert "20" in _error(
+            client.post("/v1/collections/docs/documents", json=too_many), 422, 4000
+        )
         after = client.get("/v1/collections/docs").json()["stats"]["documents"]
     assert after == before
 
 
 def test_delete_document(served):
     with served.client() as client:
-        client.post("/v1/collections/scratch/documents",
-                    json={"documents": [{"id": "a/b c", "text": "to be removed"},
-                                        {"id": "keep", "text": "to be kept"}]})
+        client.post(
+            "/v1/collections/scratch/documents",
+            json={
+                "documents": [
+                    {"id": "a/b c", "text": "to be removed"},
+                    {"id": "keep", "text": "to be kept"},
+                ]
+            },
+        )
         response = client.delete("/v1/collections/scratch/documents/a%2Fb%20c")
         assert response.status_code == 200, response.text
         assert response.json() == {"deleted": 1}
         assert "not in collection" in _error(
-            client.delete("/v1/collections/scratch/documents/a%2Fb%20c"), 404, 4004)
+            client.delete("/v1/collections/scratch/documents/a%2Fb%20c"), 404, 4004
+        )
         assert client.get("/v1/collections/scratch").json()["stats"]["documents"] == 1
 
 
@@ -213,10 +263,12 @@ def test_unknown_collection_is_2001_everywhere(served):
     with served.client() as client:
         _error(client.get("/v1/collections/absent"), 404, 2001)
         _error(client.delete("/v1/collections/absent/documents/x"), 404, 2001)
-        _error(client.post("/v1/search", json={"collection": "absent", "question": "q"}),
-               404, 2001)
-        body = {"knowledge_id": "absent", "query": "q",
-                "retrieval_setting": {"top_k": 1, "score_threshold": 0}}
+        _error(client.post("/v1/search", json={"collection": "absent", "question": "q"}), 404, 2001)
+        body = {
+            "knowledge_id": "absent",
+            "query": "q",
+            "retrieval_setting": {"top_k": 1, "score_threshold": 0},
+        }
         _error(client.post("/retrieval", json=body), 404, 2001)
         assert not (served.root / "absent").exists()
 
@@ -224,8 +276,9 @@ def test_unknown_collection_is_2001_everywhere(served):
 def test_collection_names_cannot_escape_the_root(served):
     with served.client() as client:
         for name in ("..", ".hidden", "a%2F..%2Fb"):
-            response = client.post(f"/v1/collections/{name}/documents",
-                                   json={"documents": [{"id": "x", "text": "x"}]})
+            response = client.post(
+                f"/v1/collections/{name}/documents", json={"documents": [{"id": "x", "text": "x"}]}
+            )
             assert response.status_code in (404, 422), response.text
     assert not (served.root.parent / "b").exists()
 
@@ -240,16 +293,24 @@ def test_metrics_are_prometheus_text(served):
         client.post("/retrieval", content=b"x" * (65 * 1024))
         text = client.get("/metrics").text
     assert 'sift_http_errors_total{error_code="4130",route="unmatched"}' in text
-    assert 'sift_http_requests_total{method="GET",route="/v1/collections/{name}",status="200"}' \
-        in text
+    assert (
+        'sift_http_requests_total{method="GET",route="/v1/collections/{name}",status="200"}' in text
+    )
     assert 'sift_http_errors_total{error_code="2001",route="/v1/collections/{name}"}' in text
     assert "sift_http_request_duration_seconds_bucket" in text
 
 
 def test_partly_failed_batch_is_207_and_stores_only_whole_documents(served):
     with served.client() as client:
-        response = client.post("/v1/collections/partial/documents", json={"documents": [
-            {"id": "blank", "text": "   "}, {"id": "whole", "text": "a complete document"}]})
+        response = client.post(
+            "/v1/collections/partial/documents",
+            json={
+                "documents": [
+                    {"id": "blank", "text": "   "},
+                    {"id": "whole", "text": "a complete document"},
+                ]
+            },
+        )
         assert response.status_code == 207, response.text
         report = response.json()
         assert report["added"] == 1 and len(report["failed"]) == 1

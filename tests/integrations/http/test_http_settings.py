@@ -17,8 +17,7 @@ from sift.integrations.http._settings import parse_api_keys
 def test_keys_from_the_environment(monkeypatch):
     monkeypatch.setenv("SIFT_SERVER_API_KEYS", "alpha-key-1=docs,faq; beta-key-22\nomega-key-3=")
     keys = ServerSettings().load_keys()
-    assert [k.key.get_secret_value() for k in keys] == ["alpha-key-1", "beta-key-22",
-                                                        "omega-key-3"]
+    assert [k.key.get_secret_value() for k in keys] == ["alpha-key-1", "beta-key-22", "omega-key-3"]
     assert keys[0].collections == ("docs", "faq") and keys[0].allows("faq")
     assert not keys[0].allows("other")
     assert keys[1].allows("anything") and keys[2].allows("anything")
@@ -54,16 +53,20 @@ def test_collections_file_is_validated(tmp_path: Path):
 def test_collection_scheme(tmp_path: Path):
     (tmp_path / "docs").mkdir()
     config = tmp_path / "c.toml"
-    config.write_text('[collections.wiki]\nlocation = "/data/wiki"\ndeadline_s = 2.5\n'
-                      'mode = "single_shot"\n')
+    config.write_text(
+        '[collections.wiki]\nlocation = "/data/wiki"\ndeadline_s = 2.5\nmode = "single_shot"\n'
+    )
     collections = Collections(ServerSettings(store=str(tmp_path), collections_file=config))
     assert collections.names() == ["docs", "wiki"]
     docs = collections.get("docs")
     assert docs.location == str(tmp_path / "docs") and docs.mode == "agentic"
     assert docs.retrieval_deadline_s == 4.0
     wiki = collections.get("wiki")
-    assert (wiki.location, wiki.mode, wiki.retrieval_deadline_s) == ("/data/wiki",
-                                                                     "single_shot", 2.5)
+    assert (wiki.location, wiki.mode, wiki.retrieval_deadline_s) == (
+        "/data/wiki",
+        "single_shot",
+        2.5,
+    )
     with pytest.raises(ApiError) as missing:
         collections.get("nope")
     assert missing.value.code == 2001 and missing.value.status == 404
@@ -77,8 +80,9 @@ def test_collection_scheme(tmp_path: Path):
 def test_weaviate_root_maps_names_to_collections(tmp_path: Path):
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"collections": {"Papers": {"tenant": "acme"}}}))
-    collections = Collections(ServerSettings(store="weaviate://10.0.0.5:8080?grpc=50051",
-                                             collections_file=config))
+    collections = Collections(
+        ServerSettings(store="weaviate://10.0.0.5:8080?grpc=50051", collections_file=config)
+    )
     papers = collections.get("Papers")
     assert papers.location == "weaviate://10.0.0.5:8080?grpc=50051&collection=Papers"
     assert papers.config.tenant == "acme"
@@ -97,14 +101,17 @@ def test_anonymous_mode_accepts_any_caller():
     assert closed.identify("Bearer the-only-key-1").name == "env#1"
 
 
-@pytest.mark.parametrize(("scores", "expected"), [
-    ([], []),
-    ([0.9, 0.4, 0.1], [0.9, 0.4, 0.1]),           # already in [0, 1]: kept
-    ([3.0, 1.5, 0.75], [1.0, 0.5, 0.25]),         # ratio to the best
-    ([2.0, -1.0], [1.0, 0.0]),                    # negatives become 0
-    ([0.5, 0.8, 0.2], [0.5, 0.5, 0.2]),           # never above a better-ranked record
-    ([-2.0, -3.0], [0.0, 0.0]),
-])
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ([], []),
+        ([0.9, 0.4, 0.1], [0.9, 0.4, 0.1]),  # already in [0, 1]: kept
+        ([3.0, 1.5, 0.75], [1.0, 0.5, 0.25]),  # ratio to the best
+        ([2.0, -1.0], [1.0, 0.0]),  # negatives become 0
+        ([0.5, 0.8, 0.2], [0.5, 0.5, 0.2]),  # never above a better-ranked record
+        ([-2.0, -3.0], [0.0, 0.0]),
+    ],
+)
 def test_unit_scores(scores, expected):
     from sift.integrations.http._dify import unit_scores
 
@@ -121,14 +128,32 @@ async def test_overrun_answers_single_shot_or_empty_never_raises(tmp_path: Path)
         corpus.upsert([Document(id="a", title="A", text="the Loire is a river in France")])
         # A zero deadline and grace: the agentic run is cut before it starts, so the
         # answer is the single-shot fallback...
-        agentic = await run_search(SearchPlan(question="Loire river", mode="agentic", top_k=3,
-                                              filters=None, deadline_s=0.0, grace_s=0.0), corpus)
+        agentic = await run_search(
+            SearchPlan(
+                question="Loire river",
+                mode="agentic",
+                top_k=3,
+                filters=None,
+                deadline_s=0.0,
+                grace_s=0.0,
+            ),
+            corpus,
+        )
         assert agentic.stopped_because == "deadline"
         assert "deadline_fallback" in agentic.flags
         assert [e.doc_id for e in agentic.evidence] == ["a"]
         # ...and a single-shot search cut the same way is an empty answer, not an error.
-        shot = await run_search(SearchPlan(question="Loire river", mode="single_shot", top_k=3,
-                                           filters=None, deadline_s=0.0, grace_s=0.0), corpus)
+        shot = await run_search(
+            SearchPlan(
+                question="Loire river",
+                mode="single_shot",
+                top_k=3,
+                filters=None,
+                deadline_s=0.0,
+                grace_s=0.0,
+            ),
+            corpus,
+        )
         assert shot.stopped_because == "deadline" and shot.evidence == []
         assert "deadline_empty" in shot.flags
     finally:

@@ -18,8 +18,11 @@ from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.types import Document
 
 TOPICS = [
-    ("vesuvius", "Mount Vesuvius", "Mount Vesuvius is the volcano near Naples that buried "
-     "Pompeii in 79 AD."),
+    (
+        "vesuvius",
+        "Mount Vesuvius",
+        "Mount Vesuvius is the volcano near Naples that buried Pompeii in 79 AD.",
+    ),
     ("pompeii", "Pompeii", "Pompeii was a Roman town destroyed by the eruption of Vesuvius."),
     ("herculaneum", "Herculaneum", "Herculaneum was buried by pyroclastic flows of Vesuvius."),
     ("naples", "Naples", "Naples is the city on the bay beneath Vesuvius in Italy."),
@@ -37,8 +40,9 @@ def shared_store() -> SqliteCorpus:
         folder = Path(tempfile.mkdtemp(prefix="sift-retriever-"))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _STORE = SqliteCorpus(folder / "s", embedder="hash")
-        _STORE.upsert([Document(id=i, title=t, text=x, metadata={"kind": "place"})
-                       for i, t, x in TOPICS])
+        _STORE.upsert(
+            [Document(id=i, title=t, text=x, metadata={"kind": "place"}) for i, t, x in TOPICS]
+        )
     return _STORE
 
 
@@ -70,7 +74,8 @@ def test_documents_carry_evidence_metadata():
     assert first.metadata["doc_id"] == chunk.doc_id and first.metadata["title"] == chunk.title
     assert first.metadata["kind"] == "place"
     assert first.metadata["found_by"] == [
-        {"tool": "search_corpus", "argument": "Vesuvius", "turn": 1}]
+        {"tool": "search_corpus", "argument": "Vesuvius", "turn": 1}
+    ]
     assert first.metadata["justification"]
     assert first.metadata["score"] >= docs[1].metadata["score"]
 
@@ -84,8 +89,7 @@ async def test_async_with_k_and_filters_kwargs():
 
 
 def test_single_shot_mode_matches_the_store():
-    retriever = SiftRetriever(corpus=shared_store(), mode="single_shot", search_mode="bm25",
-                              k=3)
+    retriever = SiftRetriever(corpus=shared_store(), mode="single_shot", search_mode="bm25", k=3)
     docs = retriever.invoke("Vesuvius volcano")
     hits = shared_store().search("Vesuvius volcano", k=3, mode="bm25")
     assert [d.metadata["chunk_id"] for d in docs] == [h.chunk.chunk_id for h in hits]

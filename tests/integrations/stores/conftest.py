@@ -110,4 +110,3 @@ def corpus_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[C
         yield make
     finally:
         cleanup()
-

@@ -28,19 +28,29 @@ def test_per_call_alpha_spans_bm25_to_dense(tmp_path: Path) -> None:
     from sift.types import Document
 
     with SqliteCorpus(tmp_path / "s", embedder="hash") as corpus:
-        corpus.upsert(Document(id=f"d{i}", title=f"T{i}", text=text) for i, text in enumerate([
-            "granite quarry near the river", "the river delta floods in spring",
-            "quarry workers strike for pay", "spring flowers by the granite wall",
-            "a delta of sediment and granite", "pay rise for river pilots",
-        ]))
+        corpus.upsert(
+            Document(id=f"d{i}", title=f"T{i}", text=text)
+            for i, text in enumerate(
+                [
+                    "granite quarry near the river",
+                    "the river delta floods in spring",
+                    "quarry workers strike for pay",
+                    "spring flowers by the granite wall",
+                    "a delta of sediment and granite",
+                    "pay rise for river pilots",
+                ]
+            )
+        )
         query = "granite river"
 
         def ids(hits: list) -> list[str]:
             return [h.chunk.chunk_id for h in hits]
 
         assert ids(corpus.search(query, k=4, alpha=0.0)) == ids(
-            corpus.search(query, k=4, mode="bm25"))
+            corpus.search(query, k=4, mode="bm25")
+        )
         assert ids(corpus.search(query, k=4, alpha=1.0)) == ids(
-            corpus.search(query, k=4, mode="dense"))
+            corpus.search(query, k=4, mode="dense")
+        )
         with pytest.raises(ValueError, match="alpha"):
             corpus.search(query, alpha=-0.1)
