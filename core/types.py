@@ -210,6 +210,10 @@ class PolicyView(BaseModel):
     rejection: int
     budget: int
     top_k: int = 30
+    # The result sizes of search_corpus and grep_corpus (HarnessConfig's), which the tool
+    # declarations tell the model.
+    search_max_chunks: int = 10
+    grep_max_hits: int = 5
 
 
 # --------------------------------------------------------------------------- results

@@ -37,9 +37,9 @@ turn without tool calls (the policy concluded, failed or ran out of time) has a 
 
 from __future__ import annotations
 
+from sift.config import HarnessConfig
 from sift.graphs._api import asearch, search, single_shot
 from sift.graphs._build import build_graph
-from sift.graphs.config import HarnessConfig
 from sift.graphs.policies import ScriptedPolicy
 from sift.graphs.rollouts import merge_rollouts
 

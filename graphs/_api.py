@@ -8,9 +8,9 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sift.config import HarnessConfig
 from sift.filters import Filter
 from sift.graphs._build import build_graph, check_question, default_policy
-from sift.graphs.config import HarnessConfig
 from sift.graphs.rollouts import fork_policy, run_rollouts
 from sift.tokens import estimate_tokens
 from sift.types import (

@@ -18,11 +18,11 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from sift.config import HarnessConfig
 from sift.errors import InvalidQueryError
 from sift.filters import Filter
-from sift.graphs.config import HarnessConfig
-from sift.graphs.prompts import task_prompt
 from sift.graphs.state import EpisodeInput, EpisodeOutput, EpisodeState, ToolTask
+from sift.llm import task_prompt
 from sift.nodes import (
     Emit,
     Episode,

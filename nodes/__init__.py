@@ -11,7 +11,6 @@ from __future__ import annotations
 from sift.nodes._budget import chunk_values, force_prune
 from sift.nodes._context import Episode
 from sift.nodes._finalize import fallback_ranking, finalize
-from sift.nodes._limits import Limits
 from sift.nodes._rerank import TermOverlapReranker
 from sift.nodes._steps import Emit, collect, policy_step
 from sift.nodes._tokens import EstimateTokenCounter
@@ -22,7 +21,6 @@ __all__ = [
     "Emit",
     "Episode",
     "EstimateTokenCounter",
-    "Limits",
     "PlannedCall",
     "TermOverlapReranker",
     "ToolOutcome",

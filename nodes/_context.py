@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from sift.nodes._observations import block as block_text
+from sift.llm import block as block_text
 from sift.types import (
     Chunk,
     FinalDocument,
@@ -28,8 +28,8 @@ from sift.types import (
 )
 
 if TYPE_CHECKING:
+    from sift.config import HarnessConfig as Limits
     from sift.filters import Filter
-    from sift.nodes._limits import Limits
     from sift.protocols import TokenCounter
 
 __all__ = ["Block", "Entry", "Episode"]

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sift.nodes import _observations as text
+from sift import llm as text
 from sift.nodes._budget import force_prune
 from sift.nodes._context import Block, Episode
 from sift.nodes._tools import Observation, PlannedCall, ToolOutcome, observe, plan_calls

@@ -13,8 +13,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from sift import llm as text
 from sift.errors import SiftError
-from sift.nodes import _observations as text
 from sift.nodes._context import Block, Episode
 from sift.types import Chunk, FoundBy, ToolCall, ToolCallTrace
 
@@ -23,13 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PlannedCall", "ToolOutcome", "observe", "plan_calls", "resolve_prune", "run_call"]
 
-IO_TOOLS = ("search_corpus", "grep_corpus", "read_document")
-_ARGUMENT = {
-    "search_corpus": "query",
-    "grep_corpus": "pattern",
-    "read_document": "doc_id",
-    "prune_chunks": "chunk_ids",
-}
+IO_TOOLS = text.IO_TOOLS
+_ARGUMENT = text.ARGUMENT_OF
 # Room left for the usage marker, the over-budget message and each call's framing.
 _RESERVE_PER_CALL = 48
 _RESERVE_PER_TURN = 160
@@ -102,6 +97,10 @@ def plan_calls(episode: Episode, calls: list[ToolCall], counter: TokenCounter) -
     for index, call in enumerate(calls):
         item = PlannedCall(index=index, call=call)
         planned.append(item)
+        if call.name == text.MULTI_TOOL:
+            # A batch the policy could not read, sent beside readable calls.
+            item.error, item.failure = f"Error: {text.invalid_batch(call.arguments)}", "invalid"
+            continue
         if call.name not in _ARGUMENT:
             item.error, item.failure = text.unknown_tool(call.name), "invalid"
             continue

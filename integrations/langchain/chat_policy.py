@@ -26,9 +26,7 @@ from langchain_core.messages import (
 )
 
 from sift.errors import ModelServerError
-from sift.graphs.prompts import task_prompt
-from sift.integrations.ollama._parse import build_decision, expand_calls, group_batches
-from sift.integrations.ollama._tools import tool_schemas
+from sift.llm import build_decision, expand_calls, group_batches, task_prompt, tool_schemas
 from sift.types import Decision, Message, PolicyView
 
 __all__ = ["ChatModelPolicy", "to_langchain_messages"]
@@ -100,7 +98,7 @@ class ChatModelPolicy:
             raise TypeError(f"{type(model).__name__} cannot bind tools; sift needs tool calls")
         self.model = model
         self.multi_tool_use = multi_tool_use
-        self._bound = model.bind_tools(tool_schemas(multi_tool_use=multi_tool_use))
+        self._bound: dict[tuple[int, int], Any] = {}
 
     def fork(self, seed: int) -> ChatModelPolicy:
         """An independent rollout: the model with another seed (and a temperature above
@@ -114,12 +112,25 @@ class ChatModelPolicy:
         model = self.model.model_copy(update=update) if update else self.model
         return ChatModelPolicy(model, multi_tool_use=self.multi_tool_use)
 
+    def _bound_for(self, view: PolicyView) -> Any:
+        """The model with the tools bound, declared with the view's result sizes."""
+        key = (view.search_max_chunks, view.grep_max_hits)
+        bound = self._bound.get(key)
+        if bound is None:
+            tools = tool_schemas(
+                search_max_chunks=key[0],
+                grep_max_hits=key[1],
+                multi_tool_use=self.multi_tool_use,
+            )
+            bound = self._bound[key] = self.model.bind_tools(tools)
+        return bound
+
     async def decide(self, view: PolicyView) -> Decision:
         messages = to_langchain_messages(view.messages) or [
             HumanMessage(content=task_prompt(view.question, view.top_k))
         ]
         try:
-            reply = await self._bound.ainvoke(messages)
+            reply = await self._bound_for(view).ainvoke(messages)
         except (ConnectionError, TimeoutError) as exc:
             raise ModelServerError(
                 f"the chat model {type(self.model).__name__} could not be reached: {exc}"

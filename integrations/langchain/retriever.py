@@ -21,8 +21,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from sift.graphs import HarnessConfig, asearch, single_shot
-from sift.graphs._api import run_sync
+from sift.graphs import HarnessConfig, asearch, search, single_shot
 from sift.types import SearchMode, SearchResult
 
 __all__ = ["SiftRetriever"]
@@ -71,27 +70,34 @@ class SiftRetriever(BaseRetriever):
             for item in result.evidence[:k]
         ]
 
-    async def _search(self, query: str, k: int, filters: Any) -> SearchResult:
-        if self.mode == "single_shot":
-            return single_shot(query, self.corpus, top_k=k, mode=self.search_mode, filters=filters)
-        return await asearch(
-            query,
-            self.corpus,
-            policy=self.policy,
-            config=self.config,
-            filters=filters,
-            top_k=k,
-            rollouts=self.rollouts,
-        )
+    def _single_shot(self, query: str, k: int, filters: Any) -> SearchResult:
+        return single_shot(query, self.corpus, top_k=k, mode=self.search_mode, filters=filters)
+
+    def _options_of_episode(self, k: int, filters: Any) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "config": self.config,
+            "filters": filters,
+            "top_k": k,
+            "rollouts": self.rollouts,
+        }
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         k, filters = self._options(kwargs)
-        return self._to_documents(run_sync(self._search(query, k, filters)), k)
+        if self.mode == "single_shot":
+            result = self._single_shot(query, k, filters)
+        else:
+            result = search(query, self.corpus, **self._options_of_episode(k, filters))
+        return self._to_documents(result, k)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         k, filters = self._options(kwargs)
-        return self._to_documents(await self._search(query, k, filters), k)
+        if self.mode == "single_shot":
+            result = self._single_shot(query, k, filters)
+        else:
+            result = await asearch(query, self.corpus, **self._options_of_episode(k, filters))
+        return self._to_documents(result, k)

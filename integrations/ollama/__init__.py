@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings
 from sift.integrations.ollama._settings import OllamaSettings, ThinkLevel
-from sift.integrations.ollama._tools import tool_schemas
+from sift.llm import tool_schemas
 
 __all__ = [
     "OllamaPolicy",

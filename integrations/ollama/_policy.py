@@ -19,7 +19,6 @@ import ollama
 from ollama import ResponseError
 
 from sift.errors import ModelServerError
-from sift.graphs.prompts import task_prompt
 from sift.integrations.ollama._client import (
     ChatReply,
     ToolParseError,
@@ -28,14 +27,9 @@ from sift.integrations.ollama._client import (
     describe_host,
     make_client,
 )
-from sift.integrations.ollama._parse import (
-    build_decision,
-    expand_calls,
-    group_batches,
-    parse_ollama_tool_error,
-)
 from sift.integrations.ollama._settings import OllamaSettings
-from sift.integrations.ollama._tools import tool_schemas
+from sift.integrations.ollama._tool_error import parse_ollama_tool_error
+from sift.llm import build_decision, expand_calls, group_batches, task_prompt, tool_schemas
 from sift.tokens import estimate_tokens
 from sift.types import Decision, Message, PolicyView
 
@@ -84,6 +78,7 @@ class _Shared:
         self.checked = False
         self.estimates: OrderedDict[str, int] = OrderedDict()
         self.warned = False
+        self.tools: dict[tuple[int, int], tuple[list[dict[str, Any]], int]] = {}
 
 
 class OllamaPolicy:
@@ -116,8 +111,6 @@ class OllamaPolicy:
         self.settings = OllamaSettings.model_validate({**base.model_dump(), **given})
         self.host = describe_host(self.settings.host)
         self._shared = _Shared()
-        self._tools = tool_schemas()
-        self._tools_tokens = estimate_tokens(json.dumps(self._tools))
 
     # ---------------------------------------------------------------- public surface
 
@@ -133,8 +126,6 @@ class OllamaPolicy:
         twin.settings = self.settings.model_copy(update={"seed": seed, "temperature": temperature})
         twin.host = self.host
         twin._shared = self._shared
-        twin._tools = self._tools
-        twin._tools_tokens = self._tools_tokens
         return twin
 
     async def aclose(self) -> None:
@@ -169,7 +160,7 @@ class OllamaPolicy:
         request: dict[str, Any] = {
             "model": s.model,
             "messages": messages,
-            "tools": self._tools,
+            "tools": self._tools(view)[0],
             "stream": s.stream,
             "options": options,
         }
@@ -204,7 +195,7 @@ class OllamaPolicy:
                 f"{s.retries + 1} times: {exc.message[:500]}"
             )
         decision = self._decision(reply, view)
-        self._compare_tokens(decision.prompt_tokens, request["messages"])
+        self._compare_tokens(decision.prompt_tokens, request["messages"], self._tools(view)[1])
         return decision
 
     # ---------------------------------------------------------------- internals
@@ -225,6 +216,15 @@ class OllamaPolicy:
             )
             entry = loops[id(loop)] = (loop, client, asyncio.Lock())
         return entry[1], entry[2]
+
+    def _tools(self, view: PolicyView) -> tuple[list[dict[str, Any]], int]:
+        """The tool declarations for the view's result sizes, and their token estimate."""
+        key = (view.search_max_chunks, view.grep_max_hits)
+        entry = self._shared.tools.get(key)
+        if entry is None:
+            tools = tool_schemas(search_max_chunks=key[0], grep_max_hits=key[1])
+            entry = self._shared.tools[key] = (tools, estimate_tokens(json.dumps(tools)))
+        return entry
 
     def _client(self) -> ollama.AsyncClient:
         return self._per_loop()[0]
@@ -312,10 +312,12 @@ class OllamaPolicy:
                 cache.popitem(last=False)
         return count
 
-    def _compare_tokens(self, exact: int | None, messages: list[dict[str, Any]]) -> None:
+    def _compare_tokens(
+        self, exact: int | None, messages: list[dict[str, Any]], tools_tokens: int
+    ) -> None:
         if not exact or self._shared.warned:
             return
-        estimate = self._tools_tokens
+        estimate = tools_tokens
         for m in messages:
             estimate += 4 + self._estimate(m["content"])
             if m.get("thinking"):

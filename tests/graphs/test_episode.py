@@ -265,10 +265,16 @@ async def test_runnable_config_overrides_limits(corpus):
     assert out["stopped_because"] == "max_turns" and out["usage"].turns == 1
 
 
-async def test_more_turns_than_the_recursion_limit_allows_is_a_clear_error(corpus):
+async def test_a_per_run_max_turns_beyond_the_configured_one_works(corpus):
+    graph = build_graph(corpus, ScriptedPolicy(), config=HarnessConfig(max_turns=4))
+    out = await graph.ainvoke({"question": "Etna?", "max_turns": 10})
+    assert out["stopped_because"] == "final"
+
+
+async def test_a_run_recursion_limit_too_small_for_max_turns_is_a_clear_error(corpus):
     graph = build_graph(corpus, ScriptedPolicy(), config=HarnessConfig(max_turns=4))
     with pytest.raises(ValueError, match="recursion_limit of at least 40"):
-        await graph.ainvoke({"question": "Etna?", "max_turns": 10})
+        await graph.ainvoke({"question": "Etna?", "max_turns": 10}, config={"recursion_limit": 20})
     out = await graph.ainvoke(
         {"question": "Etna?", "max_turns": 10}, config={"recursion_limit": 40}
     )

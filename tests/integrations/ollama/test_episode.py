@@ -8,7 +8,6 @@ import re
 from typing import Any
 
 from sift.graphs import HarnessConfig, asearch
-from sift.graphs.prompts import task_prompt
 from sift.integrations.ollama import OllamaPolicy
 from sift.integrations.ollama.testing import (
     FakeOllama,
@@ -19,6 +18,7 @@ from sift.integrations.ollama.testing import (
     tool_call,
     tool_parse_error,
 )
+from sift.llm import task_prompt
 
 QUESTION = "Which volcano buried Pompeii, and in which country is it?"
 

@@ -9,9 +9,7 @@ import logging
 import pytest
 
 from sift.errors import ModelNotFoundError, ModelServerError
-from sift.graphs.prompts import tool_schemas as harness_tool_schemas
 from sift.integrations.ollama import OllamaPolicy, OllamaSettings, policy_from_settings
-from sift.integrations.ollama._parse import UNPARSED_KEY
 from sift.integrations.ollama.testing import (
     FakeOllama,
     Fault,
@@ -22,6 +20,7 @@ from sift.integrations.ollama.testing import (
     tool_call,
     tool_parse_error,
 )
+from sift.llm import UNPARSED_KEY, task_prompt, tool_schemas
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
 FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
@@ -73,7 +72,7 @@ async def test_first_request_carries_context_window_think_options_and_tools(serv
         "multi_tool_use",
     ]
     # The four corpus tools are declared exactly as the harness words them.
-    assert body["tools"][:4] == harness_tool_schemas()
+    assert body["tools"][:4] == tool_schemas(multi_tool_use=False)
     search = body["tools"][0]["function"]["parameters"]
     assert search["required"] == ["query"]
     assert search["properties"]["query"]["type"] == "string"
@@ -458,8 +457,6 @@ def test_unparsed_key_is_stable():
 
 
 async def test_a_bare_view_gets_the_harness_task_prompt(server):
-    from sift.graphs.prompts import task_prompt
-
     server.script(reply("x"))
     p = policy(server)
     bare = view().model_copy(update={"messages": [], "top_k": 12})

@@ -1,8 +1,10 @@
-"""HarnessConfig: every limit of an episode, documented once.
+"""HarnessConfig: every number an episode obeys, documented once.
 
 Read, in increasing precedence, from the defaults below, the environment (`SIFT_<FIELD>`,
-e.g. `SIFT_MAX_TURNS=6`), the object passed to `build_graph`/`asearch`, and LangGraph's
-runnable config (`config={"configurable": {"max_turns": 6}}`).
+e.g. `SIFT_MAX_TURNS=6`), the object passed to `build_graph`/`asearch`, and per run:
+LangGraph's typed runtime context (`graph.invoke(input, context=HarnessConfig(...))`),
+the `configurable` dict of the run's config (a compatibility path: LangGraph servers and
+older callers pass settings there), and the input keys `max_turns` and `top_k`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from sift.types import SearchMode
 
 __all__ = ["HarnessConfig"]
 
+# A turn is three supersteps (policy, tools, budget); start and finalize come on top.
+_STEPS_PER_TURN = 3
+_STEPS_OUTSIDE_TURNS = 10
+
 
 class HarnessConfig(BaseSettings):
     """The numbers of the Context-1 profile (DESIGN "Tools", "Budget tiers")."""
@@ -26,8 +32,18 @@ class HarnessConfig(BaseSettings):
     max_turns: int = Field(
         10, ge=1, le=1000, description="Policy steps per episode before it stops (max_turns)."
     )
+    max_turns_limit: int = Field(
+        100,
+        ge=1,
+        le=1000,
+        description="Largest max_turns a single run may ask for (as input or context); "
+        "the compiled graph's recursion limit is sized for it.",
+    )
     recursion_limit: int | None = Field(
-        None, ge=8, description="LangGraph recursion limit; None derives 3*max_turns+10."
+        None,
+        ge=8,
+        description="LangGraph recursion limit; None derives 3 * max(max_turns, "
+        "max_turns_limit) + 10.",
     )
     top_k: int = Field(30, ge=1, le=1000, description="Evidence items in the final result.")
     max_question_chars: int = Field(
@@ -56,6 +72,24 @@ class HarnessConfig(BaseSettings):
         description="Below this share of the remaining budget a search/grep/read "
         "is refused with an error observation.",
     )
+    reserve_per_call_tokens: int = Field(
+        48,
+        ge=0,
+        description="Budget kept back per tool call of a turn for its framing (call "
+        "header, blank lines) when the turn's result caps are shared out.",
+    )
+    reserve_per_turn_tokens: int = Field(
+        160,
+        ge=0,
+        description="Budget kept back per turn for the usage marker and the over-budget "
+        "message when the turn's result caps are shared out.",
+    )
+    reserve_slack_tokens: int = Field(
+        24,
+        ge=0,
+        description="Extra tokens kept below the budget when the harness prunes itself, on "
+        "top of the notices it still has to write that turn.",
+    )
     threshold_tokens: int = Field(
         16384, ge=1, description="Above it the over-budget message asks to prune or conclude."
     )
@@ -80,6 +114,26 @@ class HarnessConfig(BaseSettings):
         description="Wall-clock seconds per episode; then it concludes with what "
         "it has (stopped_because 'deadline'). None: no deadline.",
     )
+    store_threads: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Worker threads a graph owns for its store calls. A store call that "
+        "outlives the deadline keeps its thread; bounded here, it never takes threads "
+        "from the rest of the process.",
+    )
+    fallback_rrf_k: int = Field(
+        60,
+        ge=1,
+        description="Rank fusion constant of the fallback ranking (surfacing order fused "
+        "with relevance) used when an episode ends without a final list.",
+    )
+    rerank_k1: float = Field(
+        1.2, ge=0, description="BM25 k1 of the default no-model reranker (term saturation)."
+    )
+    rerank_b: float = Field(
+        0.75, ge=0, le=1, description="BM25 b of the default no-model reranker (length norm)."
+    )
     rollout_concurrency: int = Field(4, ge=1, le=64, description="Rollouts run at once.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant of rollouts.")
 
@@ -94,8 +148,13 @@ class HarnessConfig(BaseSettings):
 
     @property
     def effective_recursion_limit(self) -> int:
-        # A turn is three supersteps (policy, tools, collect); plus start and finalize.
-        return self.recursion_limit or 3 * self.max_turns + 10
+        turns = max(self.max_turns, self.max_turns_limit)
+        return self.recursion_limit or self.recursion_limit_for(turns)
+
+    @staticmethod
+    def recursion_limit_for(max_turns: int) -> int:
+        """The LangGraph recursion limit an episode of `max_turns` turns needs."""
+        return _STEPS_PER_TURN * max_turns + _STEPS_OUTSIDE_TURNS
 
     def merged(self, overrides: Mapping[str, Any] | None) -> HarnessConfig:
         """A copy with the known fields of `overrides` (validated); other keys are ignored,

@@ -1,4 +1,4 @@
-"""Every text the harness writes into the model's context, in one place.
+"""Every text the harness writes into the model's context (observations), in one place.
 
 The formats follow the public Context-1 conventions (DESIGN "Tools"), so that models
 trained on them see what they were trained on.
@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sift.llm._tools import MULTI_TOOL, TOOL_NAMES
+
 __all__ = [
     "NO_RESULTS",
     "PRUNED",
-    "TOOL_NAMES",
     "block",
     "budget_too_tight",
     "call_header",
     "harness_pruned",
+    "invalid_batch",
     "invalid_call",
     "over_budget_message",
     "policy_error_message",
@@ -27,7 +29,6 @@ __all__ = [
     "usage_marker",
 ]
 
-TOOL_NAMES = ("search_corpus", "grep_corpus", "read_document", "prune_chunks")
 NO_RESULTS = "No results found"
 PRUNED = "Pruned"
 
@@ -76,6 +77,17 @@ def unknown_tool(name: str) -> str:
 def invalid_call(tool: str, problem: str, arguments: dict[str, Any]) -> str:
     shown = json.dumps(arguments, ensure_ascii=False, default=str)
     return f"Error: invalid call to {tool}: {problem}; got arguments {shown}."
+
+
+def invalid_batch(arguments: Any) -> str:
+    """Why a `multi_tool_use` call could not be read, with the shape it should have had
+    (a policy error when it was the reply's only call; else, prefixed with "Error: ", the
+    observation that answers it beside its siblings' results)."""
+    shown = json.dumps(arguments, ensure_ascii=False, default=str)[:300]
+    return (
+        f'{MULTI_TOOL} needs {{"tool_calls": [{{"name": <tool>, '
+        f'"arguments": {{...}}}}, ...]}}; got {shown}'
+    )
 
 
 def unknown_prune_ids(ids: list[str]) -> str:
