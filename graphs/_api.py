@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig
 from sift.filters import Filter
-from sift.graphs._build import build_graph, check_question, default_policy
+from sift.graphs._build import build_graph, default_policy
+from sift.graphs._sync import run_sync
 from sift.graphs.rollouts import fork_policy, run_rollouts
+from sift.nodes import check_question
 from sift.tokens import estimate_tokens
 from sift.types import (
     Evidence,
@@ -26,9 +26,8 @@ from sift.types import (
 if TYPE_CHECKING:
     from sift.protocols import Corpus, Policy
 
-__all__ = ["asearch", "check_question", "search", "single_shot"]
+__all__ = ["asearch", "search", "single_shot"]
 
-T = TypeVar("T")
 OnEvent = Callable[[dict[str, Any]], None]
 
 
@@ -42,7 +41,10 @@ async def _episode(
     on_event: OnEvent | None,
 ) -> SearchResult:
     graph = build_graph(corpus, policy, config=settings)
-    state: dict[str, Any] = {"question": question, "filters": Filter.of(filters), "top_k": top_k}
+    # The filter is checked here, before the graph runs, and passed on as given: the
+    # input is plain data a checkpointer can save.
+    Filter.of(filters)
+    state: dict[str, Any] = {"question": question, "filters": filters, "top_k": top_k}
     if on_event is None:
         output = await graph.ainvoke(state)
         return output["result"]
@@ -117,17 +119,6 @@ async def asearch(
         rrf_k=settings.rrf_k,
         top_k=top_k or settings.top_k,
     )
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Runs a coroutine to completion from sync code, also when a loop is already running
-    in this thread (Jupyter, a sync LangChain call inside async code)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def search(

@@ -1,20 +1,22 @@
-"""The episode's SearchResult: the evidence ranked from the policy's final list, or by the
-fallback ranking when the episode ended without one."""
+"""The finalize node: the episode's SearchResult, its evidence ranked from the policy's
+final list, or by the fallback ranking when the episode ended without one."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sift.nodes._context import Episode
+from langgraph.runtime import Runtime
+
+from sift.config import HarnessConfig
+from sift.nodes._episode import Episode
+from sift.nodes._services import Services
+from sift.nodes._state import EpisodeOutput, EpisodeState
 from sift.types import Evidence, FinalDocument, SearchResult, SeenChunk, Usage
 
 if TYPE_CHECKING:
     from sift.protocols import Reranker
 
-__all__ = ["FALLBACK_RRF_K", "fallback_ranking", "finalize"]
-
-# Rank fusion constant of the fallback ranking (the usual RRF k).
-FALLBACK_RRF_K = 60
+__all__ = ["fallback_ranking", "finalize", "search_result"]
 
 
 def _describe(seen: SeenChunk) -> str:
@@ -37,9 +39,10 @@ def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
         return []
     scores = reranker.rerank(episode.question, [episode.seen[c].chunk for c in candidates])
     by_relevance = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
-    fused = [1.0 / (FALLBACK_RRF_K + 1 + i) for i in range(len(candidates))]
+    k = episode.config.fallback_rrf_k
+    fused = [1.0 / (k + 1 + i) for i in range(len(candidates))]
     for rank, i in enumerate(by_relevance):
-        fused[i] += 1.0 / (FALLBACK_RRF_K + 1 + rank)
+        fused[i] += 1.0 / (k + 1 + rank)
     order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
     return [candidates[i] for i in order]
 
@@ -66,7 +69,8 @@ def _expand_final(episode: Episode, final: list[FinalDocument]) -> list[tuple[st
     return picked
 
 
-def finalize(episode: Episode, reranker: Reranker) -> SearchResult:
+def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
+    """The SearchResult of an episode that has stopped."""
     ranked: list[tuple[str, str, float | None]] = []
     if episode.final is not None and episode.stopped == "final":
         for chunk_id, item in _expand_final(episode, episode.final):
@@ -118,4 +122,27 @@ def finalize(episode: Episode, reranker: Reranker) -> SearchResult:
         stopped_because=episode.stopped or "final",
         error=episode.error,
         flags=list(episode.flags),
+    )
+
+
+def finalize(
+    state: EpisodeState, runtime: Runtime[HarnessConfig], *, services: Services
+) -> EpisodeOutput:
+    """Writes the episode's result into the graph's output keys."""
+    result = search_result(state["episode"], services.reranker)
+    event: dict[str, Any] = {
+        "event": "sift.finished",
+        "stopped_because": result.stopped_because,
+        "turns": result.usage.turns,
+        "evidence": len(result.evidence),
+        "error": result.error,
+    }
+    runtime.stream_writer(event)
+    return EpisodeOutput(
+        evidence=result.evidence,
+        usage=result.usage,
+        stopped_because=result.stopped_because,
+        error=result.error,
+        trace=result.trace,
+        result=result,
     )

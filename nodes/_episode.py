@@ -5,15 +5,22 @@ inside its message; pruning marks blocks dead, which removes them from the rende
 context (and from its token count) but never from the trajectory. Token counts are kept
 incrementally: each block and message is counted once, when it is created, so a turn
 costs work in proportion to what it adds, not to the size of the context.
+
+An Episode is plain data (a pydantic model of builtins and sift types): a checkpointer
+saves it as such (`to_data`) and `from_data` rebuilds it, derived indexes included.
+Times are wall-clock epochs, so a resumed episode keeps its deadline in another process.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from sift.config import HarnessConfig
+from sift.filters import Filter
 from sift.llm import block as block_text
 from sift.types import (
     Chunk,
@@ -28,42 +35,41 @@ from sift.types import (
 )
 
 if TYPE_CHECKING:
-    from sift.config import HarnessConfig as Limits
-    from sift.filters import Filter
     from sift.protocols import TokenCounter
 
-__all__ = ["Block", "Entry", "Episode"]
+__all__ = ["Block", "Entry", "Episode", "PlannedCall"]
 
 Role = Literal["system", "user", "assistant", "tool"]
+Failure = Literal["invalid", "budget"]
 _EMPTY_AFTER_PRUNING = "(every chunk of this result was pruned)"
 
 
-@dataclass(eq=False)
-class Block:
+class Block(BaseModel):
     """One chunk as shown in one tool message."""
 
     chunk_id: str
     text: str
     tokens: int
-    entry: int
+    entry: int = -1
     live: bool = True
 
 
-@dataclass(eq=False)
-class Entry:
+class Entry(BaseModel):
+    """One message of the trajectory: text segments and chunk blocks."""
+
     role: Role
     segments: list[str | Block]
     base_tokens: int
     thinking: str | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_name: str | None = None
-    rendered: Message | None = None
     # A superseded harness message (an old over-budget notice) stays in the trajectory
     # but is no longer rendered.
     hidden: bool = False
+    _rendered: Message | None = PrivateAttr(default=None)
 
     def render(self) -> Message:
-        if self.rendered is None:
+        if self._rendered is None:
             parts = [
                 s if isinstance(s, str) else s.text
                 for s in self.segments
@@ -72,39 +78,57 @@ class Entry:
             content = "\n\n".join(parts)
             if not content and any(isinstance(s, Block) for s in self.segments):
                 content = _EMPTY_AFTER_PRUNING
-            self.rendered = Message(
+            self._rendered = Message(
                 role=self.role,
                 content=content,
                 thinking=self.thinking,
                 tool_calls=self.tool_calls,
                 tool_name=self.tool_name,
             )
-        return self.rendered
+        return self._rendered
+
+    def changed(self) -> None:
+        self._rendered = None
 
 
-@dataclass(eq=False)
-class Episode:
-    """Everything one episode knows. Mutated only by the sequential graph steps."""
+class PlannedCall(BaseModel):
+    """A policy's call, checked: either runnable (with its token cap) or an error."""
+
+    index: int
+    call: ToolCall
+    argument: str = ""
+    error: str | None = None
+    failure: Failure | None = None
+    cap: int = 0
+    fetch: int = 0
+    prune_ids: list[str] = Field(default_factory=list)
+
+
+class Episode(BaseModel):
+    """Everything one episode knows. Mutated only by the sequential nodes (start, policy,
+    budget, finalize); the tool nodes get what they need in their `Send` payload."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=False)
 
     question: str
-    limits: Limits
+    # The settings of this run (context, configurable and input keys resolved at start).
+    config: HarnessConfig = Field(default_factory=HarnessConfig)
     filters: Filter | None = None
     top_k: int = 30
     max_turns: int = 10
-    deadline: float | None = None  # time.monotonic() value
-    entries: list[Entry] = field(default_factory=list)
-    seen: dict[str, SeenChunk] = field(default_factory=dict)
-    blocks: dict[str, list[Block]] = field(default_factory=dict)
+    deadline: float | None = None  # wall-clock epoch (time.time())
+    entries: list[Entry] = Field(default_factory=list)
+    seen: dict[str, SeenChunk] = Field(default_factory=dict)
     # Every chunk id any search returned: later searches exclude them, pruned or not.
-    searched: set[str] = field(default_factory=set)
+    searched: set[str] = Field(default_factory=set)
     # The query that first surfaced each document (read_document ranks by it).
-    first_query: dict[str, str] = field(default_factory=dict)
+    first_query: dict[str, str] = Field(default_factory=dict)
     estimated_tokens: int = 0
     # Exact count minus estimate, from the last model-reported prompt size.
     correction: int = 0
     turn: int = 0
     failed_turns: int = 0
-    trace: list[TurnTrace] = field(default_factory=list)
+    trace: list[TurnTrace] = Field(default_factory=list)
     tool_calls: int = 0
     tool_turns: int = 0
     prompt_tokens: int = 0
@@ -113,13 +137,34 @@ class Episode:
     final: list[FinalDocument] | None = None
     stopped: StopReason | None = None
     error: str | None = None
-    flags: list[str] = field(default_factory=list)
-    turn_clock: float = 0.0
-    over_budget_entry: Entry | None = None
+    flags: list[str] = Field(default_factory=list)
+    turn_started: float = 0.0  # wall-clock epoch
+    # Index in `entries` of the latest over-budget notice.
+    over_budget_entry: int | None = None
+    # The calls of the current turn, checked (between policy and budget).
+    planned: list[PlannedCall] = Field(default_factory=list)
     # Token count of each chunk text the episode has rendered (chunk id -> tokens).
-    token_cache: dict[str, int] = field(default_factory=dict)
+    token_cache: dict[str, int] = Field(default_factory=dict)
+    # chunk id -> its blocks, in the order shown; derived from `entries`.
+    _blocks: dict[str, list[Block]] = PrivateAttr(default_factory=dict)
 
-    # ------------------------------------------------------------------ tokens
+    # ------------------------------------------------------------------ plain data
+
+    def to_data(self) -> dict[str, Any]:
+        """The episode as JSON-ready builtins (what a checkpointer stores)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Episode:
+        episode = cls.model_validate(data)
+        for index, entry in enumerate(episode.entries):
+            for segment in entry.segments:
+                if isinstance(segment, Block):
+                    segment.entry = index
+                    episode._blocks.setdefault(segment.chunk_id, []).append(segment)
+        return episode
+
+    # ------------------------------------------------------------------ tokens and time
 
     @property
     def tokens_used(self) -> int:
@@ -129,12 +174,41 @@ class Episode:
         self.peak_tokens = max(self.peak_tokens, self.tokens_used)
 
     def deadline_passed(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and time.time() >= self.deadline
 
     def time_left(self) -> float | None:
         if self.deadline is None:
             return None
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - time.time())
+
+    # ------------------------------------------------------------------ stopping
+
+    def note_turn(self, note: str) -> None:
+        """Traces a turn that ran no tool calls (the policy concluded, failed or timed out)."""
+        self.note_peak()
+        self.trace.append(
+            TurnTrace(
+                turn=self.turn,
+                tokens_after=self.tokens_used,
+                wall_ms=self.turn_ms(),
+                note=note,
+            )
+        )
+
+    def turn_ms(self) -> float:
+        return round(max(0.0, time.time() - self.turn_started) * 1000, 3)
+
+    def stop(self, reason: StopReason, error: str | None = None, note: str | None = None) -> None:
+        self.stopped = reason
+        self.note_peak()
+        if error is not None:
+            self.error = error
+        if note is not None:
+            self.note_turn(note)
+
+    def stop_if_out_of_turns(self) -> None:
+        if self.stopped is None and self.turn >= self.max_turns:
+            self.stopped = "max_turns"
 
     # ------------------------------------------------------------------ transcript
 
@@ -147,9 +221,10 @@ class Episode:
         thinking: str | None = None,
         tool_calls: list[ToolCall] | None = None,
         tool_name: str | None = None,
-    ) -> Entry:
+    ) -> int:
+        """Appends a message; returns its index in `entries`."""
         # Each segment is joined by a blank line, which costs about a token.
-        base = self.limits.message_overhead_tokens + len(segments)
+        base = self.config.message_overhead_tokens + len(segments)
         base += sum(counter.count(s) for s in segments if isinstance(s, str))
         if thinking:
             base += counter.count(thinking)
@@ -161,24 +236,33 @@ class Episode:
                     default=str,
                 )
             )
-        entry = Entry(role, segments, base, thinking, list(tool_calls or []), tool_name)
         index = len(self.entries)
+        entry = Entry.model_construct(
+            role=role,
+            segments=segments,
+            base_tokens=base,
+            thinking=thinking,
+            tool_calls=list(tool_calls or []),
+            tool_name=tool_name,
+            hidden=False,
+        )
         self.entries.append(entry)
         self.estimated_tokens += base
         for segment in segments:
             if isinstance(segment, Block):
                 segment.entry = index
-                self.blocks.setdefault(segment.chunk_id, []).append(segment)
+                self._blocks.setdefault(segment.chunk_id, []).append(segment)
                 self.estimated_tokens += segment.tokens
-        return entry
+        return index
 
-    def append_text(self, entry: Entry, text: str, counter: TokenCounter) -> None:
+    def append_text(self, index: int, text: str, counter: TokenCounter) -> None:
         """Adds a trailing text segment (the usage marker) to an existing message."""
+        entry = self.entries[index]
         entry.segments.append(text)
         added = counter.count(text) + 1
         entry.base_tokens += added
         self.estimated_tokens += added
-        entry.rendered = None
+        entry.changed()
 
     def make_block(self, chunk: Chunk, counter: TokenCounter) -> Block:
         tokens = self.chunk_tokens(chunk, counter)
@@ -186,7 +270,13 @@ class Episode:
         # Header and text are counted apart (the text's count is cached), plus one for the
         # line break between them: counting is the costliest step of a turn.
         header = len(text) - len(chunk.text)
-        return Block(chunk.chunk_id, text, counter.count(text[:header]) + 1 + tokens, entry=-1)
+        return Block.model_construct(
+            chunk_id=chunk.chunk_id,
+            text=text,
+            tokens=counter.count(text[:header]) + 1 + tokens,
+            entry=-1,
+            live=True,
+        )
 
     def chunk_tokens(self, chunk: Chunk, counter: TokenCounter) -> int:
         tokens = self.token_cache.get(chunk.chunk_id)
@@ -195,7 +285,11 @@ class Episode:
         return tokens
 
     def surface(self, chunk: Chunk, tokens: int, found_by: FoundBy, rank: int) -> bool:
-        """Records that a tool showed `chunk`; True when the episode had not seen it."""
+        """Records that a tool showed `chunk`; True when the episode had not seen it.
+
+        A SeenChunk is never changed in place but replaced, so a view handed to the
+        policy earlier keeps showing what the episode knew then.
+        """
         seen = self.seen.get(chunk.chunk_id)
         self.first_query.setdefault(chunk.doc_id, found_by.argument)
         if seen is None:
@@ -203,13 +297,14 @@ class Episode:
                 chunk=chunk, tokens=tokens, found_by=[found_by], first_rank=rank
             )
             return True
-        if found_by not in seen.found_by:
-            seen.found_by.append(found_by)
-        seen.pruned = False
+        found = seen.found_by if found_by in seen.found_by else [*seen.found_by, found_by]
+        if found is not seen.found_by or seen.pruned:
+            self.seen[chunk.chunk_id] = seen.model_copy(update={"found_by": found, "pruned": False})
         return False
 
-    def retire(self, entry: Entry) -> None:
+    def retire(self, index: int) -> None:
         """Stops rendering a message (its text was superseded); it stays in the trajectory."""
+        entry = self.entries[index]
         if entry.hidden:
             return
         entry.hidden = True
@@ -219,7 +314,7 @@ class Episode:
         )
 
     def live_blocks(self, chunk_id: str) -> list[Block]:
-        return [b for b in self.blocks.get(chunk_id, ()) if b.live]
+        return [b for b in self._blocks.get(chunk_id, ()) if b.live]
 
     def prune(self, chunk_id: str) -> bool:
         """Removes the chunk's blocks from the rendered context; False if none was live."""
@@ -227,10 +322,11 @@ class Episode:
         for item in self.live_blocks(chunk_id):
             item.live = False
             self.estimated_tokens -= item.tokens
-            self.entries[item.entry].rendered = None
+            self.entries[item.entry].changed()
             removed = True
-        if chunk_id in self.seen:
-            self.seen[chunk_id].pruned = True
+        seen = self.seen.get(chunk_id)
+        if seen is not None and not seen.pruned:
+            self.seen[chunk_id] = seen.model_copy(update={"pruned": True})
         return removed
 
     def live_chunk_ids(self) -> list[str]:
@@ -242,16 +338,19 @@ class Episode:
         return [entry.render() for entry in self.entries if not entry.hidden]
 
     def view(self) -> PolicyView:
-        limits = self.limits
+        """What the policy may look at now: a snapshot that later steps do not change."""
+        config = self.config
         return PolicyView.model_construct(
             question=self.question,
             turn=self.turn,
             max_turns=self.max_turns,
             messages=self.messages(),
-            seen=self.seen,
+            seen=dict(self.seen),
             tokens_used=self.tokens_used,
-            threshold=limits.threshold_tokens,
-            rejection=limits.rejection_tokens,
-            budget=limits.budget_tokens,
+            threshold=config.threshold_tokens,
+            rejection=config.rejection_tokens,
+            budget=config.budget_tokens,
             top_k=self.top_k,
+            search_max_chunks=config.search_max_chunks,
+            grep_max_hits=config.grep_max_hits,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sift.graphs import HarnessConfig
+from sift.config import HarnessConfig
 from sift.nodes import (
     Episode,
     EstimateTokenCounter,
@@ -28,7 +28,7 @@ CHUNKS = [
 
 
 def episode_with_chunks() -> Episode:
-    episode = Episode(question="Which volcano buried Pompeii?", limits=HarnessConfig())
+    episode = Episode(question="Which volcano buried Pompeii?", config=HarnessConfig())
     episode.add_entry("user", ["Find the documents."], COUNTER)
     blocks = []
     for turn, item in enumerate(CHUNKS, start=1):
@@ -42,7 +42,7 @@ def episode_with_chunks() -> Episode:
 
 
 def recount(episode: Episode) -> int:
-    overhead = episode.limits.message_overhead_tokens
+    overhead = episode.config.message_overhead_tokens
     return sum(COUNTER.count(m.content) + overhead for m in episode.messages())
 
 

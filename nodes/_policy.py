@@ -1,0 +1,143 @@
+"""The policy node: asks the policy for the next step, checks its calls, and routes them.
+
+Each accepted call goes to its tool node with its own `Send`, so a turn's calls run
+concurrently. A turn whose every call was refused goes straight to `budget` (the errors
+are its observations); a reply that could not be used gets another turn; a final list,
+max_turns, the deadline or a failed policy end the episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from sift import llm
+from sift.config import HarnessConfig
+from sift.nodes._calls import plan_calls
+from sift.nodes._episode import Episode, PlannedCall
+from sift.nodes._services import Services
+from sift.nodes._state import EpisodeState, ToolTask
+
+__all__ = ["policy"]
+
+PolicyRoute = Literal[
+    "search_corpus", "grep_corpus", "read_document", "prune_chunks", "budget", "policy", "finalize"
+]
+
+
+def _task(episode: Episode, planned: PlannedCall) -> ToolTask:
+    """The `Send` payload of one accepted call: what its tool node needs, as builtins."""
+    config = episode.config
+    task = ToolTask(
+        index=planned.index,
+        tool=planned.call.name,
+        argument=planned.argument,
+        fetch=planned.fetch,
+        deadline=episode.deadline,
+    )
+    filters = None if episode.filters is None else episode.filters.model_dump(mode="json")
+    if planned.call.name == "search_corpus":
+        task.update(
+            mode=config.search_mode,
+            alpha=config.search_alpha,
+            exclude=sorted(episode.searched),
+            filters=filters,
+        )
+    elif planned.call.name == "grep_corpus":
+        task["filters"] = filters
+    elif planned.call.name == "prune_chunks":
+        task["prune_ids"] = planned.prune_ids
+        task["surfaced"] = {cid: seen.chunk.doc_id for cid, seen in episode.seen.items()}
+    return task
+
+
+async def _decide(episode: Episode, services: Services, emit: Any) -> list[PlannedCall]:
+    """One policy step on the episode. Returns the checked calls to run (empty when the
+    episode stops, or when the policy's reply failed and it gets another turn)."""
+    counter = services.counter
+    if episode.deadline_passed():
+        episode.stop("deadline")
+        return []
+    episode.turn += 1
+    episode.turn_started = time.time()
+    emit({"event": "sift.turn_started", "turn": episode.turn, "tokens": episode.tokens_used})
+    view = episode.view()
+    estimate_at_view = episode.estimated_tokens
+    try:
+        decision = await asyncio.wait_for(services.policy.decide(view), episode.time_left())
+    except TimeoutError:
+        episode.stop("deadline", note="deadline passed while the policy was deciding")
+        return []
+    except Exception as exc:  # the policy's failure ends the episode, not the process
+        message = f"policy failed: {type(exc).__name__}: {exc}"
+        episode.stop("error", message, note=message)
+        return []
+    if decision.prompt_tokens is not None:
+        # The server's count of the prompt it just read is exact; keep the estimate's
+        # error so later estimates (of a longer context) are corrected by it.
+        episode.correction = decision.prompt_tokens - estimate_at_view
+    episode.prompt_tokens += decision.prompt_tokens or 0
+    episode.completion_tokens += decision.completion_tokens or 0
+    if decision.final_from_thinking and "final_from_thinking" not in episode.flags:
+        episode.flags.append("final_from_thinking")
+    said = [decision.content] if decision.content else []
+
+    if decision.error:
+        episode.add_entry("assistant", said, counter, thinking=decision.thinking)
+        episode.add_entry("user", [llm.policy_error_message(decision.error)], counter)
+        episode.failed_turns += 1
+        note = f"policy error: {decision.error}"
+        if episode.failed_turns >= episode.config.max_failed_turns:
+            episode.stop("error", decision.error, note=note)
+        else:
+            episode.stop_if_out_of_turns()
+            episode.note_turn(note)
+        return []
+    if decision.final is not None or not decision.tool_calls:
+        episode.add_entry("assistant", said, counter, thinking=decision.thinking)
+        episode.final = decision.final
+        episode.stop(
+            "final",
+            note="concluded" if decision.final is not None else "concluded without a final list",
+        )
+        return []
+
+    calls = [
+        call if call.id else call.model_copy(update={"id": f"call_{episode.turn}_{i}"})
+        for i, call in enumerate(decision.tool_calls)
+    ]
+    episode.add_entry("assistant", said, counter, thinking=decision.thinking, tool_calls=calls)
+    planned = plan_calls(episode, calls)
+    for item in planned:
+        emit(
+            {
+                "event": "sift.tool_call",
+                "turn": episode.turn,
+                "index": item.index,
+                "tool": item.call.name,
+                "arguments": item.call.arguments,
+                "batch_id": item.call.batch_id,
+                "error": item.error,
+            }
+        )
+    return planned
+
+
+async def policy(
+    state: EpisodeState, runtime: Runtime[HarnessConfig], *, services: Services
+) -> Command[PolicyRoute]:
+    """Asks the policy for its next step and sends each accepted call to its tool node."""
+    episode = state["episode"]
+    planned = await _decide(episode, services, runtime.stream_writer)
+    episode.planned = planned
+    update = {"episode": episode, "outcomes": None}
+    if episode.stopped is not None:
+        return Command(update=update, goto="finalize")
+    if not planned:
+        return Command(update=update, goto="policy")  # the reply failed: another turn
+    sends = [Send(p.call.name, _task(episode, p)) for p in planned if p.error is None]
+    return Command(update=update, goto=sends or "budget")
