@@ -2,17 +2,22 @@
 
 Public API
 ----------
-- `HarnessConfig`: every limit (env `SIFT_<FIELD>`, or LangGraph `configurable`).
-- `build_graph(corpus, policy=None, *, config=None, reranker=None, token_counter=None)`:
-  the compiled graph. Input `{"question", "filters"?, "top_k"?, "max_turns"?}`; output
-  `{"evidence", "usage", "stopped_because", "error", "trace", "result"}` (`result` is the
-  whole `SearchResult`). It composes as a node of a parent graph.
+- `HarnessConfig` (defined in `sift.config`): every limit (env `SIFT_<FIELD>`); per run
+  as LangGraph's typed context (`graph.invoke(input, context=HarnessConfig(...))`), as
+  `configurable` (compatibility), or as the input keys `max_turns` and `top_k`.
+- `build_graph(corpus, policy=None, *, config=None, reranker=None, token_counter=None,
+  checkpointer=None)`: the compiled graph, run sync or async. Input `{"question",
+  "filters"?, "top_k"?, "max_turns"?}`; output `{"evidence", "usage", "stopped_because",
+  "error", "trace", "result"}` (`result` is the whole `SearchResult`); context
+  `HarnessConfig`. It composes as a node of a parent graph (sync or async), and a
+  checkpointer can interrupt and resume an episode.
 - `asearch(question, corpus, *, policy=None, config=None, filters=None, top_k=None,
   rollouts=1, on_event=None)` and its synchronous twin `search(...)`: a `SearchResult`.
 - `single_shot(question, corpus, *, top_k=30, mode="hybrid", filters=None)`: the
   one-search baseline, a `SearchResult` with mode "single_shot".
 - `merge_rollouts(question, results, *, rrf_k=60, top_k=30)`: reciprocal rank fusion.
-- `ScriptedPolicy` (tests), `HeuristicPlanner` (the default policy, loaded on use).
+- `HeuristicPlanner` (the default policy) and `HeuristicPlannerConfig` (its settings,
+  env `SIFT_PLANNER_<FIELD>`); `ScriptedPolicy` (tests).
 
 Progress events
 ---------------

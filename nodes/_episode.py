@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from sift.config import HarnessConfig
 from sift.filters import Filter
@@ -44,7 +45,10 @@ Failure = Literal["invalid", "budget"]
 _EMPTY_AFTER_PRUNING = "(every chunk of this result was pruned)"
 
 
-class Block(BaseModel):
+# Block and Entry are stdlib dataclasses (pydantic validates and dumps them inside the
+# Episode): a turn creates dozens of them, and a pydantic model costs ten times more to make.
+@dataclass(eq=False)
+class Block:
     """One chunk as shown in one tool message."""
 
     chunk_id: str
@@ -54,41 +58,34 @@ class Block(BaseModel):
     live: bool = True
 
 
-class Entry(BaseModel):
+@dataclass(eq=False)
+class Entry:
     """One message of the trajectory: text segments and chunk blocks."""
 
     role: Role
     segments: list[str | Block]
     base_tokens: int
     thinking: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     tool_name: str | None = None
     # A superseded harness message (an old over-budget notice) stays in the trajectory
     # but is no longer rendered.
     hidden: bool = False
-    _rendered: Message | None = PrivateAttr(default=None)
 
     def render(self) -> Message:
-        if self._rendered is None:
-            parts = [
-                s if isinstance(s, str) else s.text
-                for s in self.segments
-                if isinstance(s, str) or s.live
-            ]
-            content = "\n\n".join(parts)
-            if not content and any(isinstance(s, Block) for s in self.segments):
-                content = _EMPTY_AFTER_PRUNING
-            self._rendered = Message(
-                role=self.role,
-                content=content,
-                thinking=self.thinking,
-                tool_calls=self.tool_calls,
-                tool_name=self.tool_name,
-            )
-        return self._rendered
-
-    def changed(self) -> None:
-        self._rendered = None
+        parts = [
+            s if isinstance(s, str) else s.text for s in self.segments if isinstance(s, str) or s.live
+        ]
+        content = "\n\n".join(parts)
+        if not content and any(isinstance(s, Block) for s in self.segments):
+            content = _EMPTY_AFTER_PRUNING
+        return Message(
+            role=self.role,
+            content=content,
+            thinking=self.thinking,
+            tool_calls=self.tool_calls,
+            tool_name=self.tool_name,
+        )
 
 
 class PlannedCall(BaseModel):
@@ -107,8 +104,6 @@ class PlannedCall(BaseModel):
 class Episode(BaseModel):
     """Everything one episode knows. Mutated only by the sequential nodes (start, policy,
     budget, finalize); the tool nodes get what they need in their `Send` payload."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=False)
 
     question: str
     # The settings of this run (context, configurable and input keys resolved at start).
@@ -145,8 +140,12 @@ class Episode(BaseModel):
     planned: list[PlannedCall] = Field(default_factory=list)
     # Token count of each chunk text the episode has rendered (chunk id -> tokens).
     token_cache: dict[str, int] = Field(default_factory=dict)
-    # chunk id -> its blocks, in the order shown; derived from `entries`.
-    _blocks: dict[str, list[Block]] = PrivateAttr(default_factory=dict)
+    # Derived from `entries`, never saved: chunk id -> its blocks in the order shown, and
+    # the rendered message of each entry (index -> Message) until the entry changes.
+    blocks: dict[str, list[Block]] = Field(default_factory=dict, exclude=True)
+    rendered: dict[int, Message] = Field(default_factory=dict, exclude=True)
+    # chunk id -> document id of every surfaced chunk (derived from `seen`).
+    doc_of: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     # ------------------------------------------------------------------ plain data
 
@@ -157,11 +156,12 @@ class Episode(BaseModel):
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Episode:
         episode = cls.model_validate(data)
+        episode.doc_of = {cid: seen.chunk.doc_id for cid, seen in episode.seen.items()}
         for index, entry in enumerate(episode.entries):
             for segment in entry.segments:
                 if isinstance(segment, Block):
                     segment.entry = index
-                    episode._blocks.setdefault(segment.chunk_id, []).append(segment)
+                    episode.blocks.setdefault(segment.chunk_id, []).append(segment)
         return episode
 
     # ------------------------------------------------------------------ tokens and time
@@ -237,21 +237,13 @@ class Episode(BaseModel):
                 )
             )
         index = len(self.entries)
-        entry = Entry.model_construct(
-            role=role,
-            segments=segments,
-            base_tokens=base,
-            thinking=thinking,
-            tool_calls=list(tool_calls or []),
-            tool_name=tool_name,
-            hidden=False,
-        )
+        entry = Entry(role, segments, base, thinking, list(tool_calls or []), tool_name)
         self.entries.append(entry)
         self.estimated_tokens += base
         for segment in segments:
             if isinstance(segment, Block):
                 segment.entry = index
-                self._blocks.setdefault(segment.chunk_id, []).append(segment)
+                self.blocks.setdefault(segment.chunk_id, []).append(segment)
                 self.estimated_tokens += segment.tokens
         return index
 
@@ -262,7 +254,7 @@ class Episode(BaseModel):
         added = counter.count(text) + 1
         entry.base_tokens += added
         self.estimated_tokens += added
-        entry.changed()
+        self.rendered.pop(index, None)
 
     def make_block(self, chunk: Chunk, counter: TokenCounter) -> Block:
         tokens = self.chunk_tokens(chunk, counter)
@@ -270,13 +262,7 @@ class Episode(BaseModel):
         # Header and text are counted apart (the text's count is cached), plus one for the
         # line break between them: counting is the costliest step of a turn.
         header = len(text) - len(chunk.text)
-        return Block.model_construct(
-            chunk_id=chunk.chunk_id,
-            text=text,
-            tokens=counter.count(text[:header]) + 1 + tokens,
-            entry=-1,
-            live=True,
-        )
+        return Block(chunk.chunk_id, text, counter.count(text[:header]) + 1 + tokens)
 
     def chunk_tokens(self, chunk: Chunk, counter: TokenCounter) -> int:
         tokens = self.token_cache.get(chunk.chunk_id)
@@ -293,6 +279,7 @@ class Episode(BaseModel):
         seen = self.seen.get(chunk.chunk_id)
         self.first_query.setdefault(chunk.doc_id, found_by.argument)
         if seen is None:
+            self.doc_of[chunk.chunk_id] = chunk.doc_id
             self.seen[chunk.chunk_id] = SeenChunk(
                 chunk=chunk, tokens=tokens, found_by=[found_by], first_rank=rank
             )
@@ -314,7 +301,7 @@ class Episode(BaseModel):
         )
 
     def live_blocks(self, chunk_id: str) -> list[Block]:
-        return [b for b in self._blocks.get(chunk_id, ()) if b.live]
+        return [b for b in self.blocks.get(chunk_id, ()) if b.live]
 
     def prune(self, chunk_id: str) -> bool:
         """Removes the chunk's blocks from the rendered context; False if none was live."""
@@ -322,7 +309,7 @@ class Episode(BaseModel):
         for item in self.live_blocks(chunk_id):
             item.live = False
             self.estimated_tokens -= item.tokens
-            self.entries[item.entry].changed()
+            self.rendered.pop(item.entry, None)
             removed = True
         seen = self.seen.get(chunk_id)
         if seen is not None and not seen.pruned:
@@ -335,7 +322,15 @@ class Episode(BaseModel):
     # ------------------------------------------------------------------ the policy's view
 
     def messages(self) -> list[Message]:
-        return [entry.render() for entry in self.entries if not entry.hidden]
+        out: list[Message] = []
+        for index, entry in enumerate(self.entries):
+            if entry.hidden:
+                continue
+            message = self.rendered.get(index)
+            if message is None:
+                message = self.rendered[index] = entry.render()
+            out.append(message)
+        return out
 
     def view(self) -> PolicyView:
         """What the policy may look at now: a snapshot that later steps do not change."""

@@ -44,14 +44,14 @@ def _task(episode: Episode, planned: PlannedCall) -> ToolTask:
         task.update(
             mode=config.search_mode,
             alpha=config.search_alpha,
-            exclude=sorted(episode.searched),
+            exclude=list(episode.searched),
             filters=filters,
         )
     elif planned.call.name == "grep_corpus":
         task["filters"] = filters
     elif planned.call.name == "prune_chunks":
         task["prune_ids"] = planned.prune_ids
-        task["surfaced"] = {cid: seen.chunk.doc_id for cid, seen in episode.seen.items()}
+        task["surfaced"] = dict(episode.doc_of)
     return task
 
 

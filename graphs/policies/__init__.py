@@ -1,21 +1,13 @@
 """Policies: who chooses the tool calls (DESIGN "Policies").
 
-`ScriptedPolicy` replays a script (tests). `HeuristicPlanner`, the no-model default, is
-imported on first use.
+`HeuristicPlanner` is the no-model default (its settings: `HeuristicPlannerConfig`, env
+`SIFT_PLANNER_<FIELD>`); `ScriptedPolicy` replays a script (tests).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from sift.graphs.policies._planner_config import HeuristicPlannerConfig
+from sift.graphs.policies.heuristic import HeuristicPlanner
 from sift.graphs.policies.scripted import ScriptedPolicy, ScriptedTurn
 
-__all__ = ["HeuristicPlanner", "ScriptedPolicy", "ScriptedTurn"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "HeuristicPlanner":
-        from sift.graphs.policies.heuristic import HeuristicPlanner
-
-        return HeuristicPlanner
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "ScriptedPolicy", "ScriptedTurn"]

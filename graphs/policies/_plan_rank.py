@@ -26,28 +26,29 @@ from sift.graphs.policies._plan_text import (
 )
 from sift.types import SeenChunk
 
-# How many anchor documents are searched for links, and the step down of each further
-# chunk of one document in the ranking.
-MAX_ANCHOR_DOCS = 6
-SAME_DOC_STEP = 1.0
-
 __all__ = ["ChunkScore", "Weights", "bridge_spans", "score_chunks"]
 
 
 @dataclass(frozen=True)
 class Weights:
-    """The few knobs of the ranking; `fork` perturbs them for rollouts."""
+    """The knobs of the ranking (`HeuristicPlannerConfig.weights()` builds them from the
+    planner's configuration; `fork` perturbs them for rollouts)."""
 
-    title: float = 3.0
-    entity: float = 1.0
-    coverage: float = 4.0
-    rank: float = 0.5
-    link: float = 2.0
-    multi: float = 0.0
+    title: float
+    entity: float
+    coverage: float
+    rank: float
+    link: float
+    multi: float
     # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
     # evidence (coverage alone favours long chunks, which mention more words by chance).
-    length: float = 0.4
-    mention: float = 2.0
+    length: float
+    mention: float
+    # How many anchor documents are searched for links, the coverage that makes a chunk
+    # an anchor, and the step down of each further chunk of one document in the ranking.
+    max_anchor_docs: int
+    anchor_coverage: float
+    same_doc_step: float
 
 
 @dataclass
@@ -164,7 +165,7 @@ def score_chunks(
     anchor_docs: set[str] = set()
     for a in ordered:
         doc_id = seen[a.chunk_id].chunk.doc_id
-        if doc_id in anchor_docs or not (a.title_entity or a.coverage >= 0.3):
+        if doc_id in anchor_docs or not (a.title_entity or a.coverage >= weights.anchor_coverage):
             continue
         anchor_docs.add(doc_id)
         parts = sorted(pieces[doc_id], key=lambda p: p.chunk.index)
@@ -175,7 +176,7 @@ def score_chunks(
             spans = bridge_spans(plan, seen[a.chunk_id].chunk.title, raw, limit=3)
             strength = a.score / top
             mentions += [(span.lower(), strength * sc_) for span, sc_ in spans]
-        if len(anchor_docs) >= MAX_ANCHOR_DOCS:
+        if len(anchor_docs) >= weights.max_anchor_docs:
             break
     entity_keys = {e.lower() for e in plan.entities}
     for cid, cs in scores.items():
@@ -215,10 +216,13 @@ def score_chunks(
             if hit:
                 share = len(residual & bags[cid]) / len(residual)
                 cs.score += weights.mention * hit * share
-    return _spread_documents(sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id)), seen)
+    ranked = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
+    return _spread_documents(ranked, seen, weights.same_doc_step)
 
 
-def _spread_documents(ranked: list[ChunkScore], seen: dict[str, SeenChunk]) -> list[ChunkScore]:
+def _spread_documents(
+    ranked: list[ChunkScore], seen: dict[str, SeenChunk], step: float
+) -> list[ChunkScore]:
     """Later chunks of an already ranked document step down a little, so that one long
     page does not crowd out the other hops' pages."""
     per_doc: dict[str, int] = {}
@@ -226,7 +230,7 @@ def _spread_documents(ranked: list[ChunkScore], seen: dict[str, SeenChunk]) -> l
         doc_id = seen[s.chunk_id].chunk.doc_id
         n = per_doc.get(doc_id, 0)
         per_doc[doc_id] = n + 1
-        s.score -= SAME_DOC_STEP * n
+        s.score -= step * n
     return sorted(ranked, key=lambda s: (-s.score, s.chunk_id))
 
 

@@ -26,49 +26,16 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from sift.graphs.policies._plan_rank import ChunkScore, Weights, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
+from sift.graphs.policies._planner_config import HeuristicPlannerConfig
 from sift.types import Decision, FinalDocument, PolicyView, SeenChunk, ToolCall
 
-__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig"]
+__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "escape_pattern"]
 
 _REGEX_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9-]{3,}\b")
 _TERMINAL = (".", "!", "?", '"', "'", ")", "”")
-
-
-class HeuristicPlannerConfig(BaseModel):
-    """The planner's limits. Every number the algorithm uses is here."""
-
-    model_config = ConfigDict(frozen=True)
-
-    max_entity_queries: int = Field(default=6, ge=0)
-    max_anchors: int = Field(default=2, ge=1)
-    # Anchors are looked for among this many best documents (spent ones are skipped).
-    anchor_window: int = Field(default=4, ge=1)
-    # Bridge names searched alone per anchor, then further names searched in groups.
-    bridges_per_anchor: int = Field(default=1, ge=0)
-    names_per_group: int = Field(default=6, ge=1)
-    groups_per_anchor: int = Field(default=2, ge=0)
-    max_calls_per_turn: int = Field(default=10, ge=1)
-    max_reads_per_turn: int = Field(default=2, ge=0)
-    max_greps: int = Field(default=2, ge=0)
-    # Prune once the context passes this share of the threshold, down to `prune_to`.
-    prune_at: float = Field(default=0.85, gt=0.0, le=1.0)
-    prune_to: float = Field(default=0.6, gt=0.0, le=1.0)
-    # Chunks ranked above this are never pruned by the planner itself.
-    keep_top: int = Field(default=10, ge=0)
-    # The final list keeps chunks scoring at least this share of the best one (never fewer
-    # than `min_final`): evidence, not everything the episode happened to surface.
-    min_relative_score: float = Field(default=0.0, ge=0.0, le=1.0)
-    min_final: int = Field(default=5, ge=1)
-    # Hop queries are the bridge name alone (its own page); the first `hop_context` names
-    # of each anchor are also searched with the rest of the question (a page *about* the
-    # bridge in the question's sense: "Alcohol laws of Indiana" for "Indiana" + "booze").
-    hop_context: int = Field(default=0, ge=0)
-    seed: int = 0
 
 
 def escape_pattern(text: str) -> str:
@@ -90,7 +57,7 @@ class HeuristicPlanner:
 
     def __init__(self, config: HeuristicPlannerConfig | None = None) -> None:
         self.config = config or HeuristicPlannerConfig()
-        self.weights = _weights_for(self.config.seed)
+        self.weights = _weights_for(self.config)
 
     def fork(self, seed: int) -> HeuristicPlanner:
         bridges = self.config.bridges_per_anchor + (seed % 2 if seed else 0)
@@ -161,7 +128,8 @@ class HeuristicPlanner:
             for f in sc.found_by
             if f.tool == "read_document"
         }
-        anchors = [s for s in ranked if s.title_entity or s.linked_from or s.coverage >= 0.25]
+        threshold = self.config.hop_anchor_coverage
+        anchors = [s for s in ranked if s.title_entity or s.linked_from or s.coverage >= threshold]
         # One anchor per document: its surfaced chunks are read together, in order.
         by_doc: dict[str, list[SeenChunk]] = {}
         entity_of: dict[str, str | None] = {}
@@ -218,7 +186,7 @@ class HeuristicPlanner:
         if (
             reads < self.config.max_reads_per_turn
             and doc_id not in read_docs
-            and _looks_partial(best, view.seen)
+            and _looks_partial(best, view.seen, self.config.partial_chunk_chars)
         ):
             calls.append(ToolCall(name="read_document", arguments={"doc_id": doc_id}))
         text = " ".join(p.chunk.text for p in sorted(pieces, key=lambda p: p.chunk.index))
@@ -273,17 +241,18 @@ class HeuristicPlanner:
 # ---------------------------------------------------------------------- helpers
 
 
-def _weights_for(seed: int) -> Weights:
-    if not seed:
-        return Weights()
-    rng = random.Random(seed)
-    base = Weights()
+def _weights_for(config: HeuristicPlannerConfig) -> Weights:
+    base = config.weights()
+    if not config.seed:
+        return base
+    rng = random.Random(config.seed)
+    spread, rank_spread = config.fork_weight_spread, config.fork_rank_spread
     return replace(
         base,
-        title=base.title * rng.uniform(0.8, 1.2),
-        coverage=base.coverage * rng.uniform(0.8, 1.2),
-        rank=base.rank * rng.uniform(0.7, 1.3),
-        link=base.link * rng.uniform(0.8, 1.2),
+        title=base.title * rng.uniform(1 - spread, 1 + spread),
+        coverage=base.coverage * rng.uniform(1 - spread, 1 + spread),
+        rank=base.rank * rng.uniform(1 - rank_spread, 1 + rank_spread),
+        link=base.link * rng.uniform(1 - spread, 1 + spread),
     )
 
 
@@ -323,13 +292,13 @@ def _added_last_round(view: PolicyView) -> bool:
     return last >= view.turn - 1 and any(t == last for t in latest)
 
 
-def _looks_partial(sc: SeenChunk, seen: dict[str, SeenChunk]) -> bool:
+def _looks_partial(sc: SeenChunk, seen: dict[str, SeenChunk], long_chars: int) -> bool:
     """A document seen only in pieces: gaps in its chunk indexes, or a cut-off chunk."""
     indexes = {s.chunk.index for s in seen.values() if s.chunk.doc_id == sc.chunk.doc_id}
     if not set(range(max(indexes) + 1)) <= indexes:
         return True
     text = sc.chunk.text.rstrip()
-    return bool(text) and not text.endswith(_TERMINAL) and len(text) > 200
+    return bool(text) and not text.endswith(_TERMINAL) and len(text) > long_chars
 
 
 def _unique(calls: list[ToolCall]) -> list[ToolCall]:

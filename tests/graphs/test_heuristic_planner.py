@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.graphs.policies._plan_rank import Weights, bridge_spans, score_chunks
+from sift.graphs.policies._plan_rank import bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import candidate_spans, plan_question
 from sift.graphs.policies.heuristic import HeuristicPlanner, HeuristicPlannerConfig, escape_pattern
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
@@ -336,7 +336,7 @@ def test_ranking_puts_entity_page_and_linked_page_first() -> None:
         rank=0,
     )
     seen[cid] = sc
-    ranked = score_chunks(plan_question(QUESTION), seen, Weights())
+    ranked = score_chunks(plan_question(QUESTION), seen, HeuristicPlannerConfig().weights())
     assert [s.chunk_id for s in ranked[:2]] == ["quiet-harbor_0", "elena-marsh_0"]
     assert ranked[1].linked_from == "quiet-harbor_0"
 
