@@ -45,12 +45,14 @@ from __future__ import annotations
 from sift.config import HarnessConfig
 from sift.graphs._api import asearch, search, single_shot
 from sift.graphs._build import build_graph
-from sift.graphs.policies import ScriptedPolicy
+from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig, ScriptedPolicy
 from sift.graphs.rollouts import merge_rollouts
 
 __all__ = [
     "EVENT_NAMES",
     "HarnessConfig",
+    "HeuristicPlanner",
+    "HeuristicPlannerConfig",
     "ScriptedPolicy",
     "asearch",
     "build_graph",

@@ -74,7 +74,9 @@ class Entry:
 
     def render(self) -> Message:
         parts = [
-            s if isinstance(s, str) else s.text for s in self.segments if isinstance(s, str) or s.live
+            s if isinstance(s, str) else s.text
+            for s in self.segments
+            if isinstance(s, str) or s.live
         ]
         content = "\n\n".join(parts)
         if not content and any(isinstance(s, Block) for s in self.segments):
