@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sift.config import HarnessConfig
 from sift.filters import Filter
 from sift.graphs._build import build_graph, default_policy
 from sift.graphs._sync import run_sync
 from sift.graphs.rollouts import fork_policy, run_rollouts
-from sift.nodes import check_question
+from sift.nodes import EpisodeInput, check_question
 from sift.tokens import estimate_tokens
 from sift.types import (
     Evidence,
@@ -44,16 +44,16 @@ async def _episode(
     # The filter is checked here, before the graph runs, and passed on as given: the
     # input is plain data a checkpointer can save.
     Filter.of(filters)
-    state: dict[str, Any] = {"question": question, "filters": filters, "top_k": top_k}
+    state = EpisodeInput(question=question, filters=filters, top_k=top_k)
     if on_event is None:
         output = await graph.ainvoke(state)
         return output["result"]
     last: dict[str, Any] = {}
     async for mode, chunk in graph.astream(state, stream_mode=["custom", "values"]):
         if mode == "custom":
-            on_event(chunk)
+            on_event(cast(dict[str, Any], chunk))
         else:
-            last = chunk
+            last = cast(dict[str, Any], chunk)
     return last["result"]
 
 

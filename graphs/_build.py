@@ -62,7 +62,7 @@ class _BoundNode(Runnable[Any, Any]):
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         result = self.function(input, get_runtime(HarnessConfig), services=self.services)
-        return run_sync(result) if inspect.isawaitable(result) else result
+        return run_sync(result) if inspect.iscoroutine(result) else result
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         result = self.function(input, get_runtime(HarnessConfig), services=self.services)
@@ -84,7 +84,7 @@ def build_graph(
     reranker: Reranker | None = None,
     token_counter: TokenCounter | None = None,
     checkpointer: Checkpointer = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[EpisodeState, HarnessConfig, EpisodeInput, EpisodeOutput]:
     """The compiled sift graph over `corpus`, driven by `policy` (default: the heuristic
     planner). Input: `EpisodeInput`; output: `EpisodeOutput`; context: `HarnessConfig`.
 

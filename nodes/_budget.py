@@ -15,7 +15,7 @@ from sift.nodes._episode import Block, Episode
 from sift.nodes._observe import observe, tool_messages
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeState, ToolOutcome
-from sift.types import ToolCallTrace, TurnTrace
+from sift.types import StopReason, ToolCallTrace, TurnTrace
 
 if TYPE_CHECKING:
     from sift.protocols import Reranker
@@ -173,7 +173,7 @@ def _join(
     if planned and all(failures):
         episode.failed_turns += 1
         if episode.stopped is None and episode.failed_turns >= limits.max_failed_turns:
-            reason = "budget" if all(f == "budget" for f in failures) else "error"
+            reason: StopReason = "budget" if all(f == "budget" for f in failures) else "error"
             last_error = next(p.error for p in reversed(planned) if p.error)
             episode.stopped = reason
             episode.error = (

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -217,7 +218,7 @@ class Episode(BaseModel):
     def add_entry(
         self,
         role: Role,
-        segments: list[str | Block],
+        segments: Sequence[str | Block],
         counter: TokenCounter,
         *,
         thinking: str | None = None,
@@ -239,7 +240,7 @@ class Episode(BaseModel):
                 )
             )
         index = len(self.entries)
-        entry = Entry(role, segments, base, thinking, list(tool_calls or []), tool_name)
+        entry = Entry(role, list(segments), base, thinking, list(tool_calls or []), tool_name)
         self.entries.append(entry)
         self.estimated_tokens += base
         for segment in segments:

@@ -41,12 +41,10 @@ def _task(episode: Episode, planned: PlannedCall) -> ToolTask:
     )
     filters = None if episode.filters is None else episode.filters.model_dump(mode="json")
     if planned.call.name == "search_corpus":
-        task.update(
-            mode=config.search_mode,
-            alpha=config.search_alpha,
-            exclude=list(episode.searched),
-            filters=filters,
-        )
+        task["mode"] = config.search_mode
+        task["alpha"] = config.search_alpha
+        task["exclude"] = list(episode.searched)
+        task["filters"] = filters
     elif planned.call.name == "grep_corpus":
         task["filters"] = filters
     elif planned.call.name == "prune_chunks":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -22,7 +22,7 @@ from sift.filters import Filter
 from sift.nodes._services import Services
 from sift.nodes._state import ToolOutcome, ToolTask
 from sift.protocols import Corpus
-from sift.types import Chunk
+from sift.types import Chunk, SearchMode
 
 __all__ = ["grep_corpus", "prune_chunks", "read_document", "search_corpus"]
 
@@ -30,7 +30,8 @@ Outcomes = dict[str, dict[int, ToolOutcome]]
 
 
 def _outcome(task: ToolTask, **fields: Any) -> Outcomes:
-    return {"outcomes": {task["index"]: ToolOutcome(index=task["index"], **fields)}}
+    outcome = cast(ToolOutcome, {"index": task["index"], **fields})
+    return {"outcomes": {task["index"]: outcome}}
 
 
 def _chunks(chunks: list[Chunk]) -> list[dict[str, Any]]:
@@ -73,19 +74,15 @@ async def search_corpus(
 ) -> Outcomes:
     """One hybrid search, excluding every chunk an earlier search of the episode returned."""
     alpha = task.get("alpha")
-    # alpha only when set, so a Corpus written before the per-call weight still works.
-    extra = {} if alpha is None else {"alpha": alpha}
     corpus, filters = services.corpus, _filter(task)
+    mode = cast(SearchMode, task.get("mode", "hybrid"))
 
     def work() -> Any:
-        return corpus.search(
-            task["argument"],
-            k=task["fetch"],
-            mode=task.get("mode", "hybrid"),  # type: ignore[arg-type]
-            filters=filters,
-            exclude=frozenset(task.get("exclude", ())),
-            **extra,
-        )
+        query, k, exclude = task["argument"], task["fetch"], frozenset(task.get("exclude", ()))
+        if alpha is None:
+            # alpha only when set, so a Corpus written before the per-call weight works.
+            return corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude)
+        return corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude, alpha=alpha)
 
     return await _run(
         task, services, work, lambda hits: _outcome(task, chunks=_chunks([h.chunk for h in hits]))

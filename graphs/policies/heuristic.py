@@ -259,7 +259,8 @@ def _weights_for(config: HeuristicPlannerConfig) -> Weights:
 def _key(name: str, arguments: dict[str, object]) -> tuple[str, str]:
     value = arguments.get("query", arguments.get("pattern", arguments.get("doc_id", "")))
     if name == "prune_chunks":
-        value = ",".join(map(str, arguments.get("chunk_ids", []) or []))
+        ids = arguments.get("chunk_ids") or []
+        value = ",".join(map(str, ids)) if isinstance(ids, list) else str(ids)
     return name, str(value).strip().lower()
 
 

@@ -139,16 +139,16 @@ class ChatModelPolicy:
             return Decision(error=f"the chat model returned {type(reply).__name__}, not a reply")
         text, reasoning = _text(reply.content)
         thinking = reply.additional_kwargs.get("reasoning_content") or reasoning
-        raw = [(c["name"], c["args"]) for c in reply.tool_calls]
+        raw: list[tuple[str, Any]] = [(c["name"], c["args"]) for c in reply.tool_calls]
         # LangChain keeps arguments it could not parse as text: repair them like ours.
         raw += [(c.get("name") or "", c.get("args")) for c in reply.invalid_tool_calls]
         calls = expand_calls(raw, id_prefix=f"t{view.turn}")
-        usage = reply.usage_metadata or {}
+        usage = reply.usage_metadata
         return build_decision(
             calls,
             content=text,
             thinking=thinking,
             view=view,
-            prompt_tokens=usage.get("input_tokens"),
-            completion_tokens=usage.get("output_tokens"),
+            prompt_tokens=usage["input_tokens"] if usage else None,
+            completion_tokens=usage["output_tokens"] if usage else None,
         )
