@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import shlex
 import shutil
 import time
@@ -28,6 +27,7 @@ from sift.integrations.eval import metrics as m
 from sift.integrations.eval._dataset import Dataset, EvalError, Question, load_dataset
 from sift.integrations.eval._outcome import QuestionOutcome, score, summarize
 from sift.integrations.eval._report import DatasetInfo, EvalReport, machine_info, write_report
+from sift.paths import eval_cache_path
 from sift.types import Document, SearchResult
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ _INDEX_CODE = (
 
 def default_store_cache() -> Path:
     """`$SIFT_HOME/eval-cache`, else `~/.sift/eval-cache`: outside any checkout."""
-    return Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser() / "eval-cache"
+    return eval_cache_path()
 
 
 def parse_modes(raw: Iterable[str] | None) -> list[str]:
