@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # Build from a copy: setuptools writes build/ into the source tree, and concurrent builds
     # of one tree (parallel test workers, developers) trip over each other there.
@@ -44,9 +45,23 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         timeout=300,
     )
     assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = out.glob("sift_harness-*.whl")
+    (built,) = out.glob("sift_harness-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         return archive.namelist()
+
+
+def _entry_points(wheel: Path) -> configparser.ConfigParser:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        text = archive.read(name).decode("utf-8")
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.read_string(text)
+    return parser
 
 
 def test_only_the_sift_namespace_is_installed(wheel_names: list[str]) -> None:
@@ -73,5 +88,17 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
     )
 
 
-def test_console_script_is_declared(wheel_names: list[str]) -> None:
-    assert any(n.endswith("entry_points.txt") for n in wheel_names)
+def test_every_package_root_is_marked_typed(wheel_names: list[str]) -> None:
+    for root in ("sift", "sift/nodes", "sift/graphs", "sift/integrations"):
+        assert f"{root}/py.typed" in wheel_names, root
+
+
+def test_console_script_and_store_back_ends_are_registered(wheel: Path) -> None:
+    entries = _entry_points(wheel)
+    assert entries["console_scripts"]["sift"] == "sift.integrations.cli:main"
+    stores = dict(entries["sift.stores"])
+    assert stores == {
+        "file": "sift.integrations.stores:open_embedded",
+        "weaviate": "sift.integrations.stores:open_weaviate",
+        "weaviates": "sift.integrations.stores:open_weaviate",
+    }

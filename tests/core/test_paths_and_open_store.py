@@ -91,3 +91,11 @@ def test_the_package_root_loads_no_adapter_until_a_store_is_opened() -> None:
     )
     assert run.stdout.strip() == "[]"
     assert sift.open_store is open_store
+
+
+def test_every_registered_back_end_loads() -> None:
+    from importlib.metadata import entry_points
+
+    loaded = {entry.name: entry.load() for entry in entry_points(group="sift.stores")}
+    assert {"file", "weaviate", "weaviates"} <= set(loaded)
+    assert all(callable(factory) for factory in loaded.values())
