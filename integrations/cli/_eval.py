@@ -97,13 +97,13 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     ) -> None:
         """Evaluate retrieval on a benchmark folder: single-shot baselines vs agentic."""
-        from sift.integrations.eval._dataset import EvalError
-        from sift.integrations.eval._plots import require_matplotlib
-        from sift.integrations.eval._runner import (
+        from sift.integrations.eval import (
             POLICIES,
             EvalConfig,
+            EvalError,
             default_store_cache,
             parse_modes,
+            require_matplotlib,
             run_eval,
         )
 

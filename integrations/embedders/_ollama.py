@@ -46,7 +46,7 @@ class OllamaEmbedder:
             )
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        from sift.integrations.ollama._client import describe_host
+        from sift.integrations.ollama import describe_host
 
         self.model = model
         self.host = describe_host(host)

@@ -10,6 +10,7 @@ OllamaSettings. `sift.integrations.ollama.testing` ships a loopback fake Ollama.
 
 from __future__ import annotations
 
+from sift.integrations.ollama._client import describe_host
 from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings
 from sift.integrations.ollama._settings import OllamaSettings, ThinkLevel
 from sift.integrations.ollama._tools import tool_schemas
@@ -18,6 +19,7 @@ __all__ = [
     "OllamaPolicy",
     "OllamaSettings",
     "ThinkLevel",
+    "describe_host",
     "policy_from_settings",
     "tool_schemas",
 ]
