@@ -12,12 +12,10 @@ from importlib.metadata import PackageNotFoundError, distribution
 
 def _command() -> Callable[[], object]:
     try:
-        scripts = distribution("sift-harness").entry_points.select(
-            group="console_scripts", name="sift"
-        )
+        entries = distribution("sift-harness").entry_points
     except PackageNotFoundError:
-        scripts = ()
-    for script in scripts:
+        entries = None
+    for script in entries.select(group="console_scripts", name="sift") if entries else ():
         command: Callable[[], object] = script.load()
         return command
     raise SystemExit(

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,7 +29,7 @@ from sift.integrations.eval._dataset import Dataset, EvalError, Question, load_d
 from sift.integrations.eval._outcome import QuestionOutcome, score, summarize
 from sift.integrations.eval._report import DatasetInfo, EvalReport, machine_info, write_report
 from sift.paths import eval_cache_path
-from sift.types import Document, SearchResult
+from sift.types import Document, SearchMode, SearchResult
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "agentic")
-SINGLE_SHOT_MODES = frozenset({"bm25", "dense", "hybrid"})
+SINGLE_SHOT_MODES: dict[str, SearchMode] = {"bm25": "bm25", "dense": "dense", "hybrid": "hybrid"}
 POLICIES: tuple[str, ...] = ("heuristic", "ollama")
 MANIFEST = "manifest.json"
 _SERVER_FAILURES = ("ModelServerError", "ModelNotFoundError")
@@ -248,7 +249,7 @@ async def _answer(question: Question, mode: str, setup: _Setup) -> SearchResult:
             question.question,
             setup.corpus,
             top_k=setup.config.top_k,
-            mode=mode,
+            mode=SINGLE_SHOT_MODES[mode],
         )
     return await graphs.asearch(
         question.question,
@@ -310,7 +311,7 @@ async def _run_modes(
         mode_started = time.perf_counter()
         cpu_started = time.process_time()
         outcomes[label] = await _run_mode(
-            dataset.questions, mode, setup, lambda t=task: bar.advance(t)
+            dataset.questions, mode, setup, partial(bar.advance, task)
         )
         walls[label] = time.perf_counter() - mode_started
         cpus[label] = time.process_time() - cpu_started
