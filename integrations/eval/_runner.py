@@ -305,20 +305,24 @@ async def _run_modes(
     cpus: dict[str, float],
 ) -> None:
     # One event loop for every mode: a model client binds to the loop it first runs on.
-    for mode in modes:
-        label = _mode_label(mode, setup.config)
-        task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
-        mode_started = time.perf_counter()
-        cpu_started = time.process_time()
-        outcomes[label] = await _run_mode(
-            dataset.questions, mode, setup, partial(bar.advance, task)
-        )
-        walls[label] = time.perf_counter() - mode_started
-        cpus[label] = time.process_time() - cpu_started
-        bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
-    close = getattr(setup.policy, "aclose", None)
-    if close is not None:
-        await close()  # the model client's connections belong to this loop
+    try:
+        for mode in modes:
+            label = _mode_label(mode, setup.config)
+            task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
+            mode_started = time.perf_counter()
+            cpu_started = time.process_time()
+            outcomes[label] = await _run_mode(
+                dataset.questions, mode, setup, partial(bar.advance, task)
+            )
+            walls[label] = time.perf_counter() - mode_started
+            cpus[label] = time.process_time() - cpu_started
+            bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
+    finally:
+        # On every way out (the model check failed, a mode raised, the run was
+        # interrupted): the model client's connections belong to this loop.
+        close = getattr(setup.policy, "aclose", None)
+        if close is not None:
+            await close()
 
 
 # --------------------------------------------------------------------------- the run

@@ -309,3 +309,27 @@ def test_unreachable_model_server_stops_the_run_with_one_error(
     )
     assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_model_client_is_closed_when_the_first_check_fails(
+    tmp_path: Path, write_dataset, capsys, monkeypatch, leaked_transports
+) -> None:
+    monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    with FakeOllama(models=("another-model:1b",)) as server:
+        err = _fails(
+            tmp_path,
+            dataset,
+            capsys,
+            "--modes",
+            "agentic",
+            "--policy",
+            "ollama",
+            "--model",
+            "absent-model:1b",
+            "--ollama-host",
+            server.host,
+        )
+        assert server.paths() == ["/api/show"]  # the model check, on one connection
+    assert "the agentic policy cannot run" in err and "ollama pull absent-model:1b" in err
+    assert leaked_transports() == []
