@@ -291,24 +291,22 @@ def test_unknown_embedder_is_one_line_error(tmp_path: Path, write_dataset, capsy
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
+def _ollama_fails(tmp_path: Path, dataset: Path, capsys, host: str, *extra: str) -> str:
+    return _fails(
+        tmp_path, dataset, capsys, "--modes", "agentic", "--policy", "ollama",
+        "--ollama-host", host, *extra,
+    )  # fmt: skip
+
+
 def test_unreachable_model_server_stops_the_run_with_one_error(
-    tmp_path: Path, write_dataset, capsys, monkeypatch
+    tmp_path: Path, write_dataset, capsys, monkeypatch, leaked_transports
 ) -> None:
     monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    err = _fails(
-        tmp_path,
-        dataset,
-        capsys,
-        "--modes",
-        "agentic",
-        "--policy",
-        "ollama",
-        "--ollama-host",
-        refused_host(),
-    )
+    err = _ollama_fails(tmp_path, dataset, capsys, refused_host())
     assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
     assert not (tmp_path / "o").exists()
+    assert leaked_transports() == []
 
 
 def test_the_model_client_is_closed_when_the_first_check_fails(
@@ -317,19 +315,7 @@ def test_the_model_client_is_closed_when_the_first_check_fails(
     monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
     with FakeOllama(models=("another-model:1b",)) as server:
-        err = _fails(
-            tmp_path,
-            dataset,
-            capsys,
-            "--modes",
-            "agentic",
-            "--policy",
-            "ollama",
-            "--model",
-            "absent-model:1b",
-            "--ollama-host",
-            server.host,
-        )
+        err = _ollama_fails(tmp_path, dataset, capsys, server.host, "--model", "absent-model:1b")
         assert server.paths() == ["/api/show"]  # the model check, on one connection
     assert "the agentic policy cannot run" in err and "ollama pull absent-model:1b" in err
     assert leaked_transports() == []
