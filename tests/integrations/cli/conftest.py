@@ -39,8 +39,6 @@ def sift(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixt
     (`sift: error: ...` on stderr with code 2 for sift's own errors)."""
     monkeypatch.setenv("SIFT_HOME", str(home))
     monkeypatch.delenv("SIFT_STORE", raising=False)
-    # rich reads the width from the environment on every print; errors stay on one line.
-    monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")
 
     def run(*args: str) -> Run:
