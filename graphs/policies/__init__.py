@@ -1,7 +1,7 @@
 """Policies: who chooses the tool calls (DESIGN "Policies").
 
-`ScriptedPolicy` replays a script (tests). `HeuristicPlanner`, the no-model default, is
-imported on first use.
+`ScriptedPolicy` replays a script (tests). `HeuristicPlanner`, the no-model default, and
+its `HeuristicPlannerConfig` are imported on first use.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 from sift.graphs.policies.scripted import ScriptedPolicy, ScriptedTurn
 
-__all__ = ["HeuristicPlanner", "ScriptedPolicy", "ScriptedTurn"]
+__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "ScriptedPolicy", "ScriptedTurn"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "HeuristicPlanner":
-        from sift.graphs.policies.heuristic import HeuristicPlanner
+    if name in ("HeuristicPlanner", "HeuristicPlannerConfig"):
+        from sift.graphs.policies import heuristic
 
-        return HeuristicPlanner
+        return getattr(heuristic, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

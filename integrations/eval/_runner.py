@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sift.errors import ModelServerError
 from sift.integrations.eval import metrics as m
@@ -91,6 +91,10 @@ class EvalConfig(BaseModel):
     policy: Literal["heuristic", "ollama"] = "heuristic"
     model: str | None = None
     policy_options: dict[str, Any] = Field(default_factory=dict)
+    # Settings over the environment's: HarnessConfig fields, and HeuristicPlannerConfig
+    # fields (the heuristic policy only). The report records both whole.
+    harness: dict[str, Any] = Field(default_factory=dict)
+    planner: dict[str, Any] = Field(default_factory=dict)
     rollouts: int = Field(default=1, ge=1, le=16)
     top_k: int = Field(default=30, ge=1)
     ks: tuple[int, ...] = m.DEFAULT_KS
@@ -98,6 +102,12 @@ class EvalConfig(BaseModel):
     store_cache: Path = Field(default_factory=default_store_cache)
     out: Path | None = None
     concurrency: int = Field(default=4, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _planner_needs_the_planner(self) -> EvalConfig:
+        if self.planner and self.policy != "heuristic":
+            raise ValueError(f"planner settings apply to the heuristic policy, not {self.policy}")
+        return self
 
     def out_dir(self, dataset_name: str) -> Path:
         return self.out if self.out is not None else Path("sift-eval") / dataset_name
@@ -213,9 +223,12 @@ def open_cached_store(
 # --------------------------------------------------------------------------- modes
 
 
-def _make_policy(config: EvalConfig) -> Policy | None:
+def _make_policy(config: EvalConfig) -> Policy:
     if config.policy == "heuristic":
-        return None  # asearch's default: the no-model planner
+        from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig
+
+        planner: Policy = HeuristicPlanner(HeuristicPlannerConfig(**config.planner))
+        return planner
     from sift.integrations.ollama import policy_from_settings
 
     overrides = dict(config.policy_options)
@@ -362,7 +375,7 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
 
     # Read once (environment included) so that every question runs, and the report
     # records, exactly the same limits.
-    harness = HarnessConfig()
+    harness = HarnessConfig(**config.harness)
 
     outcomes: dict[str, list[QuestionOutcome]] = {}
     walls: dict[str, float] = {}
@@ -393,6 +406,9 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
     recorded = config.model_dump(mode="json")
     recorded["modes"] = modes
     recorded["harness"] = harness.model_dump(mode="json")
+    planner_config = getattr(policy, "config", None)
+    if isinstance(planner_config, BaseModel):
+        recorded["planner"] = planner_config.model_dump(mode="json")
     recorded["threshold"] = harness.threshold_tokens
     report = EvalReport(
         dataset=DatasetInfo(
@@ -430,6 +446,11 @@ def _command_for(config: EvalConfig) -> str:
         args += ["--ollama-host", str(config.policy_options["host"])]
     if config.rollouts > 1:
         args += ["--rollouts", str(config.rollouts)]
+    for prefix, given in (("", config.harness), ("planner.", config.planner)):
+        for key, value in given.items():
+            args += ["--set", f"{prefix}{key}={'none' if value is None else value}"]
+    if config.top_k != EvalConfig.model_fields["top_k"].default:
+        args += ["--top-k", str(config.top_k)]
     args += ["--embedder", config.embedder, "--concurrency", str(config.concurrency)]
     if config.out:
         args += ["--out", str(config.out)]

@@ -5,11 +5,20 @@ real processes."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from sift.integrations.ollama.testing import (
+    FakeOllama,
+    Reply,
+    final_answer,
+    reply,
+    tool_call,
+)
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +238,47 @@ def test_demo_answers_its_two_hop_question_offline(sift, home: Path) -> None:
     assert "gold passages in the top 10: sift 2/2, single-shot hybrid 1/2" in run.stdout
     assert "Weston-super-Mare" in run.stdout
     assert (home / "demo" / "sift.db").is_file()
+
+
+def _model_turn(body: dict) -> Reply:
+    """A model at the wire: search the question once, then return the first block it saw."""
+    tool_text = "\n".join(m.get("content", "") for m in body["messages"] if m["role"] == "tool")
+    if tool_text:
+        first = re.findall(r"# DOCUMENT ID: (\S+)", tool_text)[:1]
+        return final_answer([(cid, "names the designer") for cid in first])
+    question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
+    return reply(tool_calls=[tool_call("search_corpus", query=question)])
+
+
+def test_ollama_policy_searches_and_closes_its_client(
+    sift, tmp_path: Path, indexed: Path, leaked_transports
+) -> None:
+    batch = tmp_path / "q.jsonl"
+    questions = ["Who designed the Basalt Bridge?", "ティサ川はどこに注ぐ?"]
+    batch.write_text(
+        "".join(
+            json.dumps({"id": str(i), "question": q}, ensure_ascii=False) + "\n"
+            for i, q in enumerate(questions)
+        ),
+        encoding="utf-8",
+    )
+    with FakeOllama(models=("fake-searcher:1b",), responder=_model_turn) as server:
+        one = sift(
+            "search", "--store", str(indexed), "--json", "-q", "--policy", "ollama",
+            "--model", "fake-searcher:1b", "--ollama-host", server.host, questions[0],
+        )  # fmt: skip
+        many = sift(
+            "search", "--store", str(indexed), "--questions", str(batch), "--policy",
+            "ollama", "--model", "fake-searcher:1b", "--ollama-host", server.host,
+        )  # fmt: skip
+        chats = server.chat_requests()
+    assert one.returncode == 0, one.stderr
+    result = json.loads(one.stdout)
+    assert result["stopped_because"] == "final"
+    assert result["evidence"][0]["doc_id"] == "guide.md"
+    assert many.returncode == 0, many.stderr
+    rows = [json.loads(line) for line in many.stdout.splitlines()]
+    assert [r["question"] for r in rows] == questions
+    assert rows[1]["evidence"][0]["doc_id"] == "p3"
+    assert len(chats) == 2 * 3 and {c["model"] for c in chats} == {"fake-searcher:1b"}
+    assert leaked_transports() == []
