@@ -102,3 +102,30 @@ def test_console_script_and_store_back_ends_are_registered(wheel: Path) -> None:
         "weaviate": "sift.integrations.stores:open_weaviate",
         "weaviates": "sift.integrations.stores:open_weaviate",
     }
+
+
+def _commands(text: str) -> list[str]:
+    """Shell commands of a script or a README line, `&&` chains split, options like -q
+    that only change verbosity dropped."""
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        for part in filter(None, (p.strip() for p in line.split("&&"))):
+            out.append(" ".join(w for w in part.split() if w != "-q"))
+    return out
+
+
+def test_ci_runs_the_readme_test_command_and_every_check() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [
+        x for x in readme.splitlines() if "pip install -e" in x and "pytest" in x
+    ]  # the "run the tests" command
+    ci = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    wanted = [c for c in _commands(line) if not c.startswith(("python3 -m venv", "."))]
+    assert wanted[0].startswith("pip install -e") and wanted[-1].startswith("pytest")
+    missing = [c for c in wanted if c not in ci]
+    assert not missing, f".ci/run lacks the README's {missing}; it runs {ci}"
+    positions = [ci.index(c) for c in wanted]
+    assert positions == sorted(positions)
+    checks = ["ruff check .", "ruff format --check .", ".ci/mypy"]
+    assert all(positions[0] < ci.index(c) < positions[1] for c in checks)
