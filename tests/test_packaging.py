@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -14,12 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+def _build_wheel(out: Path, scratch: Path) -> Path:
     # Build from a copy: setuptools writes build/ into the source tree, and concurrent builds
     # of one tree (parallel test workers, developers) trip over each other there.
-    source = tmp_path_factory.mktemp("source") / "sift"
+    source = scratch / "sift"
     shutil.copytree(
         ROOT,
         source,
@@ -47,6 +46,26 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert build.returncode == 0, build.stderr[-3000:]
     (built,) = out.glob("sift_harness-*.whl")
     return built
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The wheel of this tree, built once per test run: under pytest-xdist the workers
+    share the run's temporary folder and the first one to take the lock builds it."""
+    if worker_id == "master":
+        return _build_wheel(tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("source"))
+    shared = tmp_path_factory.getbasetemp().parent
+    with open(shared / "wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "wheel"
+        if done.is_dir():
+            (built,) = done.glob("sift_harness-*.whl")
+            return built
+        out = shared / "wheel.partial"
+        shutil.rmtree(out, ignore_errors=True)
+        built = _build_wheel(out, tmp_path_factory.mktemp("source"))
+        out.rename(done)
+        return done / built.name
 
 
 @pytest.fixture(scope="module")
