@@ -25,7 +25,7 @@ def test_the_console_script_lists_every_command(tmp_path: Path) -> None:
     if script is None:
         pytest.fail("the `sift` console script is not installed next to this Python")
     run = subprocess.run(
-        [script, "--help"], capture_output=True, text=True, env=_env(tmp_path), timeout=120
+        [script, "--help"], capture_output=True, text=True, env=_env(tmp_path), timeout=300
     )
     assert run.returncode == 0, run.stderr
     for command in ("index", "search", "grep", "serve", "eval", "demo"):
@@ -47,7 +47,7 @@ def test_python_m_sift_indexes_then_searches_the_default_store(tmp_path: Path) -
             capture_output=True,
             text=True,
             env=env,
-            timeout=120,
+            timeout=300,
         )
 
     index = sift("index", "--embedder", "hash", "-q", str(docs))
