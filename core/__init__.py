@@ -1,11 +1,14 @@
 """sift: an open agentic search harness for Context-1-style search models.
 
-The public surface is small: the data types, the protocols, the errors, and the entry
-points `open_store` (a Corpus from a path or URL). The harness entry points live in
-`sift.graphs`.
+The public surface is small: the data types, the protocols, the errors, `sift.paths`
+(where sift keeps its files) and `open_store` (a Corpus from a path or URL, found through
+the `sift.stores` entry-point group). The harness entry points live in `sift.graphs`.
 """
 
 from __future__ import annotations
+
+import os
+from typing import Any
 
 from sift.errors import (
     CorpusError,
@@ -67,8 +70,14 @@ __all__ = [
 ]
 
 
-def open_store(location: str | None = None, **options: object) -> Corpus:
-    """Opens the Corpus at a path (embedded SQLite store) or a `weaviate://` URL."""
-    from sift.integrations.stores import open_store as _open
+def open_store(location: str | os.PathLike[str] | None = None, **options: Any) -> Corpus:
+    """Opens the Corpus at a location: a path (the embedded SQLite store, created when
+    absent unless `create=False`) or a URL such as `weaviate://host:8080?collection=Docs`.
 
-    return _open(location, **options)
+    No location: `$SIFT_STORE`, else `~/.sift/store` (see `sift.paths`). The back-end is
+    the one registered for the location's scheme in the `sift.stores` entry-point group;
+    an unknown scheme is a CorpusError listing the registered ones.
+    """
+    from sift._stores import open_location
+
+    return open_location(location, **options)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import configparser
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -13,12 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    out = tmp_path_factory.mktemp("wheel")
+def _build_wheel(out: Path, scratch: Path) -> Path:
     # Build from a copy: setuptools writes build/ into the source tree, and concurrent builds
     # of one tree (parallel test workers, developers) trip over each other there.
-    source = tmp_path_factory.mktemp("source") / "sift"
+    source = scratch / "sift"
     shutil.copytree(
         ROOT,
         source,
@@ -44,9 +44,43 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         timeout=300,
     )
     assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = out.glob("sift_harness-*.whl")
+    (built,) = out.glob("sift_harness-*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The wheel of this tree, built once per test run: under pytest-xdist the workers
+    share the run's temporary folder and the first one to take the lock builds it."""
+    if worker_id == "master":
+        return _build_wheel(tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("source"))
+    shared = tmp_path_factory.getbasetemp().parent
+    with open(shared / "wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "wheel"
+        if done.is_dir():
+            (built,) = done.glob("sift_harness-*.whl")
+            return built
+        out = shared / "wheel.partial"
+        shutil.rmtree(out, ignore_errors=True)
+        built = _build_wheel(out, tmp_path_factory.mktemp("source"))
+        out.rename(done)
+        return done / built.name
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         return archive.namelist()
+
+
+def _entry_points(wheel: Path) -> configparser.ConfigParser:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        text = archive.read(name).decode("utf-8")
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.read_string(text)
+    return parser
 
 
 def test_only_the_sift_namespace_is_installed(wheel_names: list[str]) -> None:
@@ -73,5 +107,44 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
     )
 
 
-def test_console_script_is_declared(wheel_names: list[str]) -> None:
-    assert any(n.endswith("entry_points.txt") for n in wheel_names)
+def test_every_package_root_is_marked_typed(wheel_names: list[str]) -> None:
+    for root in ("sift", "sift/nodes", "sift/graphs", "sift/integrations"):
+        assert f"{root}/py.typed" in wheel_names, root
+
+
+def test_console_script_and_store_back_ends_are_registered(wheel: Path) -> None:
+    entries = _entry_points(wheel)
+    assert entries["console_scripts"]["sift"] == "sift.integrations.cli:main"
+    stores = dict(entries["sift.stores"])
+    assert stores == {
+        "file": "sift.integrations.stores:open_embedded",
+        "weaviate": "sift.integrations.stores:open_weaviate",
+        "weaviates": "sift.integrations.stores:open_weaviate",
+    }
+
+
+def _commands(text: str) -> list[str]:
+    """Shell commands of a script or a README line, `&&` chains split, options like -q
+    that only change verbosity dropped."""
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        for part in filter(None, (p.strip() for p in line.split("&&"))):
+            out.append(" ".join(w for w in part.split() if w != "-q"))
+    return out
+
+
+def test_ci_runs_the_readme_test_command_and_every_check() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [
+        x for x in readme.splitlines() if "pip install -e" in x and "pytest" in x
+    ]  # the "run the tests" command
+    ci = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    wanted = [c for c in _commands(line) if not c.startswith(("python3 -m venv", "."))]
+    assert wanted[0].startswith("pip install -e") and wanted[-1].startswith("pytest")
+    missing = [c for c in wanted if c not in ci]
+    assert not missing, f".ci/run lacks the README's {missing}; it runs {ci}"
+    positions = [ci.index(c) for c in wanted]
+    assert positions == sorted(positions)
+    checks = ["ruff check .", "ruff format --check .", ".ci/mypy"]
+    assert all(positions[0] < ci.index(c) < positions[1] for c in checks)

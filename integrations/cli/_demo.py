@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,12 +13,9 @@ from sift.integrations.cli._options import QuietOption, StoreOption
 from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
 from sift.integrations.demo import DEFAULT_QUESTION, demo_documents, demo_questions
 from sift.integrations.stores import open_store
+from sift.paths import demo_store_path
 
 __all__ = ["register"]
-
-
-def _demo_store() -> Path:
-    return Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser() / "demo"
 
 
 def register(app: typer.Typer) -> None:
@@ -34,7 +29,7 @@ def register(app: typer.Typer) -> None:
         from sift import graphs
 
         text = question or DEFAULT_QUESTION
-        corpus = open_store(store or str(_demo_store()))
+        corpus = open_store(store or str(demo_store_path()))
         out = Console(soft_wrap=True)
         try:
             documents = list(demo_documents())

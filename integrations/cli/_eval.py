@@ -11,6 +11,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sift.integrations.cli._options import TopKOption
+from sift.integrations.cli._overrides import SetOption, parse_overrides
+
 __all__ = ["register"]
 
 
@@ -90,20 +93,21 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[
             str, typer.Option(help="Embedder of the cached store: static or hash.")
         ] = "static",
-        top_k: Annotated[int, typer.Option("--top-k", min=1, max=200, help="Evidence size.")] = 30,
+        top_k: TopKOption = None,
         concurrency: Annotated[
             int, typer.Option(min=1, max=64, help="Questions in flight at once.")
         ] = 4,
+        settings: SetOption = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     ) -> None:
         """Evaluate retrieval on a benchmark folder: single-shot baselines vs agentic."""
-        from sift.integrations.eval._dataset import EvalError
-        from sift.integrations.eval._plots import require_matplotlib
-        from sift.integrations.eval._runner import (
+        from sift.integrations.eval import (
             POLICIES,
             EvalConfig,
+            EvalError,
             default_store_cache,
             parse_modes,
+            require_matplotlib,
             run_eval,
         )
 
@@ -112,6 +116,9 @@ def register(app: typer.Typer) -> None:
         if (model or ollama_host) and policy != "ollama":
             raise EvalError("--model and --ollama-host apply to --policy ollama only")
         chosen = parse_modes(modes)
+        overrides = parse_overrides(settings, top_k=top_k)
+        overrides.require_planner_policy(policy)
+        harness = overrides.harness_config()
         require_matplotlib()
         config = EvalConfig(
             dataset=dataset,
@@ -120,8 +127,10 @@ def register(app: typer.Typer) -> None:
             policy=policy,  # type: ignore[arg-type]
             model=model,
             policy_options={"host": ollama_host} if ollama_host else {},
+            harness=overrides.harness,
+            planner=overrides.planner,
             rollouts=rollouts,
-            top_k=top_k,
+            top_k=harness.top_k,
             embedder=embedder,
             store_cache=store_cache or default_store_cache(),
             out=out,

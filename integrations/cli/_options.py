@@ -34,7 +34,10 @@ StoreOption = Annotated[
 ]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the SearchResult as JSON.")]
-TopKOption = Annotated[int, typer.Option("--top-k", min=1, max=200, help="Evidence size.")]
+TopKOption = Annotated[
+    int | None,
+    typer.Option("--top-k", min=1, max=200, help="Evidence size (default: the top_k setting, 30)."),
+]
 SingleShotOption = Annotated[
     bool,
     typer.Option("--single-shot", help="Plain one-step retrieval (the baseline), no harness."),

@@ -11,7 +11,9 @@ from sift.types import SearchResult
 
 __all__ = ["EpisodeProgress", "err_console", "print_result"]
 
-err_console = Console(stderr=True)
+# Soft wrap: a message (a skipped line, a failed question) stays one line whatever the
+# width, so logs of piped stderr can be searched by file and line.
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _short(value: object, width: int = 60) -> str:

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -30,11 +30,15 @@ from sift.integrations.cli._options import (
     ThinkOption,
     TopKOption,
 )
+from sift.integrations.cli._overrides import Overrides, SetOption, parse_overrides
 from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
 from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
 from sift.protocols import Corpus, Policy
 from sift.types import SearchResult
+
+if TYPE_CHECKING:
+    from sift.graphs import HarnessConfig
 
 __all__ = ["parse_filters", "register"]
 
@@ -66,17 +70,27 @@ def parse_filters(items: list[str]) -> Filter | None:
 
 
 def _policy(
-    name: PolicyName, *, model: str | None, host: str | None, think: str | None, seed: int | None
-) -> Policy | None:
+    name: PolicyName,
+    *,
+    model: str | None,
+    host: str | None,
+    think: str | None,
+    seed: int | None,
+    overrides: Overrides,
+) -> Policy:
+    overrides.require_planner_policy(name)
     if name == "heuristic":
-        return None  # the harness's default: the no-model planner
+        from sift.graphs.policies import HeuristicPlanner
+
+        planner: Policy = HeuristicPlanner(overrides.planner_config())
+        return planner
     from sift.integrations.ollama import policy_from_settings
 
-    overrides: dict[str, Any] = {}
+    given: dict[str, Any] = {}
     for key, value in (("model", model), ("host", host), ("think", think), ("seed", seed)):
         if value is not None:
-            overrides[key] = value
-    return policy_from_settings(**overrides)
+            given[key] = value
+    return policy_from_settings(**given)
 
 
 async def _run_one(
@@ -85,30 +99,34 @@ async def _run_one(
     *,
     single_shot: bool,
     mode: ModeName,
-    top_k: int,
+    config: HarnessConfig,
     filters: Filter | None,
-    policy: Policy | None,
+    policy: Policy,
     rollouts: int,
-    max_turns: int | None,
     progress: EpisodeProgress | None,
 ) -> SearchResult:
     from sift import graphs
 
     if single_shot:
         return await asyncio.to_thread(
-            graphs.single_shot, question, corpus, top_k=top_k, mode=mode, filters=filters
+            graphs.single_shot, question, corpus, top_k=config.top_k, mode=mode, filters=filters
         )
-    config = graphs.HarnessConfig(**({"max_turns": max_turns} if max_turns else {}))
-    return await graphs.asearch(
-        question,
-        corpus,
-        policy=policy,
-        config=config,
-        filters=filters,
-        top_k=top_k,
-        rollouts=rollouts,
-        on_event=progress,
-    )
+    try:
+        return await graphs.asearch(
+            question,
+            corpus,
+            policy=policy,
+            config=config,
+            filters=filters,
+            top_k=config.top_k,
+            rollouts=rollouts,
+            on_event=progress,
+        )
+    finally:
+        # A model client's connections belong to this question's event loop.
+        close = getattr(policy, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _batch(path: Path) -> list[tuple[int, dict[str, Any] | str]]:
@@ -127,7 +145,7 @@ def register(app: typer.Typer) -> None:
         question: Annotated[str | None, typer.Argument(help="The question.")] = None,
         store: StoreOption = None,
         as_json: JsonOption = False,
-        top_k: TopKOption = 30,
+        top_k: TopKOption = None,
         single_shot: SingleShotOption = False,
         mode: ModeOption = "hybrid",
         questions: QuestionsOption = None,
@@ -139,6 +157,7 @@ def register(app: typer.Typer) -> None:
         rollouts: RolloutsOption = 1,
         max_turns: MaxTurnsOption = None,
         seed: SeedOption = None,
+        settings: SetOption = None,
         quiet: QuietOption = False,
     ) -> None:
         """Search the store: agentic multi-step search by default."""
@@ -150,7 +169,16 @@ def register(app: typer.Typer) -> None:
         if (question is None) == (questions is None):
             raise typer.BadParameter("give either a QUESTION or --questions FILE, not both or none")
         spec = parse_filters(filters or [])
-        chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)  # type: ignore[arg-type]
+        overrides = parse_overrides(settings, max_turns=max_turns, top_k=top_k)
+        config = overrides.harness_config()
+        chosen = _policy(
+            policy,  # type: ignore[arg-type]
+            model=model,
+            host=ollama_host,
+            think=think,
+            seed=seed,
+            overrides=overrides,
+        )
         corpus = open_store(store, create=False)
 
         def run(text: str, progress: EpisodeProgress | None) -> Any:
@@ -159,11 +187,10 @@ def register(app: typer.Typer) -> None:
                 corpus,
                 single_shot=single_shot,
                 mode=mode,  # type: ignore[arg-type]
-                top_k=top_k,
+                config=config,
                 filters=spec,
                 policy=chosen,
                 rollouts=rollouts,
-                max_turns=max_turns,
                 progress=progress,
             )
 

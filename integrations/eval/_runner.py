@@ -11,24 +11,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import shlex
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sift.errors import ModelServerError
 from sift.integrations.eval import metrics as m
 from sift.integrations.eval._dataset import Dataset, EvalError, Question, load_dataset
 from sift.integrations.eval._outcome import QuestionOutcome, score, summarize
 from sift.integrations.eval._report import DatasetInfo, EvalReport, machine_info, write_report
-from sift.types import Document, SearchResult
+from sift.paths import eval_cache_path
+from sift.types import Document, SearchMode, SearchResult
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "agentic")
-SINGLE_SHOT_MODES = frozenset({"bm25", "dense", "hybrid"})
+SINGLE_SHOT_MODES: dict[str, SearchMode] = {"bm25": "bm25", "dense": "dense", "hybrid": "hybrid"}
 POLICIES: tuple[str, ...] = ("heuristic", "ollama")
 MANIFEST = "manifest.json"
 _SERVER_FAILURES = ("ModelServerError", "ModelNotFoundError")
@@ -61,7 +62,7 @@ _INDEX_CODE = (
 
 def default_store_cache() -> Path:
     """`$SIFT_HOME/eval-cache`, else `~/.sift/eval-cache`: outside any checkout."""
-    return Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser() / "eval-cache"
+    return eval_cache_path()
 
 
 def parse_modes(raw: Iterable[str] | None) -> list[str]:
@@ -90,6 +91,10 @@ class EvalConfig(BaseModel):
     policy: Literal["heuristic", "ollama"] = "heuristic"
     model: str | None = None
     policy_options: dict[str, Any] = Field(default_factory=dict)
+    # Settings over the environment's: HarnessConfig fields, and HeuristicPlannerConfig
+    # fields (the heuristic policy only). The report records both whole.
+    harness: dict[str, Any] = Field(default_factory=dict)
+    planner: dict[str, Any] = Field(default_factory=dict)
     rollouts: int = Field(default=1, ge=1, le=16)
     top_k: int = Field(default=30, ge=1)
     ks: tuple[int, ...] = m.DEFAULT_KS
@@ -97,6 +102,12 @@ class EvalConfig(BaseModel):
     store_cache: Path = Field(default_factory=default_store_cache)
     out: Path | None = None
     concurrency: int = Field(default=4, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _planner_needs_the_planner(self) -> EvalConfig:
+        if self.planner and self.policy != "heuristic":
+            raise ValueError(f"planner settings apply to the heuristic policy, not {self.policy}")
+        return self
 
     def out_dir(self, dataset_name: str) -> Path:
         return self.out if self.out is not None else Path("sift-eval") / dataset_name
@@ -212,9 +223,12 @@ def open_cached_store(
 # --------------------------------------------------------------------------- modes
 
 
-def _make_policy(config: EvalConfig) -> Policy | None:
+def _make_policy(config: EvalConfig) -> Policy:
     if config.policy == "heuristic":
-        return None  # asearch's default: the no-model planner
+        from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig
+
+        planner: Policy = HeuristicPlanner(HeuristicPlannerConfig(**config.planner))
+        return planner
     from sift.integrations.ollama import policy_from_settings
 
     overrides = dict(config.policy_options)
@@ -248,7 +262,7 @@ async def _answer(question: Question, mode: str, setup: _Setup) -> SearchResult:
             question.question,
             setup.corpus,
             top_k=setup.config.top_k,
-            mode=mode,
+            mode=SINGLE_SHOT_MODES[mode],
         )
     return await graphs.asearch(
         question.question,
@@ -304,20 +318,24 @@ async def _run_modes(
     cpus: dict[str, float],
 ) -> None:
     # One event loop for every mode: a model client binds to the loop it first runs on.
-    for mode in modes:
-        label = _mode_label(mode, setup.config)
-        task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
-        mode_started = time.perf_counter()
-        cpu_started = time.process_time()
-        outcomes[label] = await _run_mode(
-            dataset.questions, mode, setup, lambda t=task: bar.advance(t)
-        )
-        walls[label] = time.perf_counter() - mode_started
-        cpus[label] = time.process_time() - cpu_started
-        bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
-    close = getattr(setup.policy, "aclose", None)
-    if close is not None:
-        await close()  # the model client's connections belong to this loop
+    try:
+        for mode in modes:
+            label = _mode_label(mode, setup.config)
+            task = bar.add_task(f"{dataset.name}: {label}", total=len(dataset.questions))
+            mode_started = time.perf_counter()
+            cpu_started = time.process_time()
+            outcomes[label] = await _run_mode(
+                dataset.questions, mode, setup, partial(bar.advance, task)
+            )
+            walls[label] = time.perf_counter() - mode_started
+            cpus[label] = time.process_time() - cpu_started
+            bar.update(task, description=f"{dataset.name}: {label} ({walls[label]:.1f} s)")
+    finally:
+        # On every way out (the model check failed, a mode raised, the run was
+        # interrupted): the model client's connections belong to this loop.
+        close = getattr(setup.policy, "aclose", None)
+        if close is not None:
+            await close()
 
 
 # --------------------------------------------------------------------------- the run
@@ -357,7 +375,7 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
 
     # Read once (environment included) so that every question runs, and the report
     # records, exactly the same limits.
-    harness = HarnessConfig()
+    harness = HarnessConfig(**config.harness)
 
     outcomes: dict[str, list[QuestionOutcome]] = {}
     walls: dict[str, float] = {}
@@ -388,6 +406,9 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
     recorded = config.model_dump(mode="json")
     recorded["modes"] = modes
     recorded["harness"] = harness.model_dump(mode="json")
+    planner_config = getattr(policy, "config", None)
+    if isinstance(planner_config, BaseModel):
+        recorded["planner"] = planner_config.model_dump(mode="json")
     recorded["threshold"] = harness.threshold_tokens
     report = EvalReport(
         dataset=DatasetInfo(
@@ -425,6 +446,11 @@ def _command_for(config: EvalConfig) -> str:
         args += ["--ollama-host", str(config.policy_options["host"])]
     if config.rollouts > 1:
         args += ["--rollouts", str(config.rollouts)]
+    for prefix, given in (("", config.harness), ("planner.", config.planner)):
+        for key, value in given.items():
+            args += ["--set", f"{prefix}{key}={'none' if value is None else value}"]
+    if config.top_k != EvalConfig.model_fields["top_k"].default:
+        args += ["--top-k", str(config.top_k)]
     args += ["--embedder", config.embedder, "--concurrency", str(config.concurrency)]
     if config.out:
         args += ["--out", str(config.out)]

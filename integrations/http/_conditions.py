@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -217,7 +218,7 @@ def _predicate(condition: DifyCondition) -> tuple[Callable[[Record], bool], Cond
         native = None
     else:
         conditions = [Condition(field=n, op=op, value=value) for n in names]
-        tests = [lambda r, c=c: matches(Filter(conditions=(c,)), r) for c in conditions]
+        tests = [partial(matches, Filter(conditions=(c,))) for c in conditions]
         native = conditions[0] if len(conditions) == 1 else None
     if op in _NEGATIVE:
         return (lambda r: all(t(r) for t in tests)), native

@@ -139,7 +139,8 @@ def install_handlers(app: Any) -> None:
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         if exc.status_code == 404 and message == "Not Found":
             message = "no such endpoint; see /openapi.json for the API"
-        return ApiError(exc.status_code, code, message, headers=exc.headers).response()
+        headers = dict(exc.headers) if exc.headers else None
+        return ApiError(exc.status_code, code, message, headers=headers).response()
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

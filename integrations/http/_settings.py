@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sift.paths import collections_path
 
 __all__ = ["ApiKey", "CollectionConfig", "SearchModeName", "ServerSettings", "parse_api_keys"]
 
@@ -149,8 +150,7 @@ class ServerSettings(BaseSettings):
     def store_root(self) -> str:
         if self.store:
             return self.store
-        home = Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser()
-        return str(home / "collections")
+        return str(collections_path())
 
     def load_keys(self) -> list[ApiKey]:
         keys: list[ApiKey] = []

@@ -1,35 +1,39 @@
-"""Corpus stores: the embedded SQLite store (default) and Weaviate, chosen by location."""
+"""Corpus stores: the embedded SQLite store (default) and Weaviate, chosen by location.
+
+`open_embedded` and `open_weaviate` are the factories this distribution registers in the
+`sift.stores` entry-point group (schemes `file`, `weaviate`, `weaviates`), through which
+`sift.open_store` finds them; `open_store` here is that same function.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from sift import open_store
+from sift.paths import default_store_path
 
 if TYPE_CHECKING:
-    from sift.protocols import Corpus
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.integrations.stores.weaviate import WeaviateCorpus
 
-__all__ = ["default_store_path", "open_store"]
-
-
-def default_store_path() -> Path:
-    """`$SIFT_STORE`, else `$SIFT_HOME/store`, else `~/.sift/store`."""
-    if os.environ.get("SIFT_STORE"):
-        return Path(os.environ["SIFT_STORE"]).expanduser()
-    home = Path(os.environ.get("SIFT_HOME", "~/.sift")).expanduser()
-    return home / "store"
+__all__ = ["default_store_path", "open_embedded", "open_store", "open_weaviate"]
 
 
-def open_store(location: str | os.PathLike[str] | None = None, **options: object) -> Corpus:
-    """A Corpus for `location`: a filesystem path (embedded store, created when absent)
-    or `weaviate://host:port?grpc=50051&collection=Docs`."""
-    text = str(location) if location is not None else ""
-    if not text:
-        text = os.environ.get("SIFT_STORE", "") or str(default_store_path())
-    if text.startswith(("weaviate://", "weaviates://")):
-        from sift.integrations.stores.weaviate import WeaviateCorpus
-
-        return WeaviateCorpus.from_url(text, **options)  # type: ignore[arg-type]
+def open_embedded(location: str, **options: Any) -> SqliteCorpus:
+    """The embedded store in the folder `location` (a path or a `file://` URL), created
+    when absent unless `create=False`."""
     from sift.integrations.stores.sqlite import SqliteCorpus
 
-    return SqliteCorpus(Path(text).expanduser(), **options)  # type: ignore[arg-type]
+    if location.startswith("file://"):
+        location = unquote(urlsplit(location).path)
+    return SqliteCorpus(Path(location).expanduser(), **options)
+
+
+def open_weaviate(location: str, **options: Any) -> WeaviateCorpus:
+    """A Weaviate collection from `weaviate://host:8080?grpc=50051&collection=Docs`
+    (`weaviates://` for TLS)."""
+    from sift.integrations.stores.weaviate import WeaviateCorpus
+
+    return WeaviateCorpus.from_url(location, **options)

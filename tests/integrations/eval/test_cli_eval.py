@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sift.integrations.cli import app, main
+from sift.integrations.eval import EvalConfig, run_eval
 from sift.integrations.ollama.testing import (
     FakeOllama,
     Reply,
@@ -291,21 +292,94 @@ def test_unknown_embedder_is_one_line_error(tmp_path: Path, write_dataset, capsy
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
+def _ollama_fails(tmp_path: Path, dataset: Path, capsys, host: str, *extra: str) -> str:
+    return _fails(
+        tmp_path, dataset, capsys, "--modes", "agentic", "--policy", "ollama",
+        "--ollama-host", host, *extra,
+    )  # fmt: skip
+
+
 def test_unreachable_model_server_stops_the_run_with_one_error(
-    tmp_path: Path, write_dataset, capsys, monkeypatch
+    tmp_path: Path, write_dataset, capsys, monkeypatch, leaked_transports
 ) -> None:
     monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
     dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
-    err = _fails(
-        tmp_path,
-        dataset,
-        capsys,
-        "--modes",
-        "agentic",
-        "--policy",
-        "ollama",
-        "--ollama-host",
-        refused_host(),
-    )
+    err = _ollama_fails(tmp_path, dataset, capsys, refused_host())
     assert "the agentic policy cannot run" in err and "cannot reach Ollama" in err
     assert not (tmp_path / "o").exists()
+    assert leaked_transports() == []
+
+
+def test_the_model_client_is_closed_when_the_first_check_fails(
+    tmp_path: Path, write_dataset, capsys, monkeypatch, leaked_transports
+) -> None:
+    monkeypatch.setenv("SIFT_OLLAMA_RETRIES", "0")
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    with FakeOllama(models=("another-model:1b",)) as server:
+        err = _ollama_fails(tmp_path, dataset, capsys, server.host, "--model", "absent-model:1b")
+        assert server.paths() == ["/api/show"]  # the model check, on one connection
+    assert "the agentic policy cannot run" in err and "ollama pull absent-model:1b" in err
+    assert leaked_transports() == []
+
+
+def test_settings_reach_the_harness_and_the_planner_and_the_report(
+    tmp_path: Path, write_dataset
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    code, output, out = _eval(
+        tmp_path,
+        dataset,
+        "--modes",
+        "agentic",
+        "--set",
+        "max_turns=1",
+        "--set",
+        "planner.max_calls_per_turn=1",
+        "--top-k",
+        "3",
+    )
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    config = report["config"]
+    assert config["harness"]["max_turns"] == 1 and config["harness"]["top_k"] == 3
+    assert config["planner"]["max_calls_per_turn"] == 1
+    assert config["top_k"] == 3
+    (agentic,) = report["summaries"]
+    assert agentic["turns"] == 1 and agentic["errors"] == 0
+    rows = [json.loads(x) for x in (out / "per_question.jsonl").read_text().splitlines()]
+    assert all(len(row["ranked"]) <= 3 for row in rows)
+
+
+def test_a_bad_setting_is_one_line_error_before_any_work(
+    tmp_path: Path, write_dataset, capsys
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    err = _fails(tmp_path, dataset, capsys, "--set", "planner.max_anchors=0")
+    assert "--set planner.max_anchors='0': Input should be greater than or equal to 1" in err
+    err = _fails(tmp_path, dataset, capsys, "--policy", "ollama", "--set", "planner.seed=3")
+    assert "planner settings apply to --policy heuristic, not ollama" in err
+    assert not (tmp_path / "c").exists() and not (tmp_path / "o").exists()
+
+
+def test_the_python_api_takes_settings_and_records_the_command(
+    tmp_path: Path, write_dataset
+) -> None:
+    dataset = write_dataset(tmp_path / "tiny", CORPUS, QUESTIONS)
+    config = EvalConfig(
+        dataset=dataset,
+        modes=["agentic"],
+        limit=1,
+        harness={"max_turns": 2, "deadline_s": None},
+        planner={"max_anchors": 1},
+        embedder="hash",
+        store_cache=tmp_path / "cache",
+        out=tmp_path / "out",
+    )
+    run = run_eval(config, progress=False)
+    assert run.report.command.endswith(
+        "--set max_turns=2 --set deadline_s=none --set planner.max_anchors=1 "
+        f"--embedder hash --concurrency 4 --out {tmp_path / 'out'}"
+    )
+    assert run.report.config["planner"]["max_anchors"] == 1
+    with pytest.raises(ValueError, match="planner settings apply to the heuristic policy"):
+        EvalConfig(dataset=dataset, policy="ollama", planner={"max_anchors": 1})

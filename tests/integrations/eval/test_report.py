@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sift.integrations.eval import (
+    DatasetInfo,
     EvalReport,
     Question,
     headline_markdown,
@@ -15,7 +16,6 @@ from sift.integrations.eval import (
     summarize,
     write_report,
 )
-from sift.integrations.eval._report import DatasetInfo
 from sift.types import Evidence, SearchResult, ToolCallTrace, TurnTrace, Usage
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.integrations.eval import EvalError, _runner, load_dataset, open_cached_store
+from sift.integrations.eval import EvalError, load_dataset, open_cached_store
 
 CORPUS = [
     {"id": "a", "title": "Alpha", "text": "The alpha passage mentions saffron."},
@@ -41,11 +41,16 @@ def test_built_once_then_reused(tmp_path: Path, write_dataset) -> None:
     assert recorded["complete"] is True and recorded["passages"] == 2
 
 
-def test_rebuilt_when_the_indexing_code_changes(tmp_path: Path, write_dataset, monkeypatch) -> None:
+def test_rebuilt_when_the_indexing_code_changes(tmp_path: Path, write_dataset) -> None:
     folder = write_dataset(tmp_path / "d", CORPUS, QUESTIONS)
     assert _open(folder, tmp_path / "cache")[0] is True
-    monkeypatch.setattr(_runner, "_index_fingerprint", lambda: "other-code")
+    # A store built by other code (stores, chunking, embedders) records another fingerprint.
+    (manifest,) = (tmp_path / "cache").glob("d-hash-*/manifest.json")
+    recorded = json.loads(manifest.read_text())
+    assert len(recorded["index_code"]) == 16
+    manifest.write_text(json.dumps({**recorded, "index_code": "0" * 16}))
     assert _open(folder, tmp_path / "cache") == (True, ["a"])
+    assert json.loads(manifest.read_text())["index_code"] == recorded["index_code"]
 
 
 def test_interrupted_build_is_redone(tmp_path: Path, write_dataset) -> None:

@@ -1,0 +1,146 @@
+"""`--set KEY=VALUE`: any field of the harness's settings (`HarnessConfig`, e.g.
+`max_turns=6`) or of the heuristic planner's (`HeuristicPlannerConfig`, as
+`planner.<field>`, e.g. `planner.max_anchors=3`) from the command line, without a flag per
+field. The settings models validate every value; the environment still fills the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from pydantic import BaseModel, ValidationError
+
+from sift.errors import SiftError
+
+if TYPE_CHECKING:
+    from sift.graphs import HarnessConfig
+
+__all__ = ["Overrides", "SetOption", "SettingError", "parse_overrides"]
+
+PLANNER = "planner."
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="A harness setting (max_turns=6, deadline_s=30, search_mode=bm25) or a "
+        "planner setting (planner.max_anchors=3); repeatable. A wrong key lists the valid ones.",
+    ),
+]
+
+
+class SettingError(SiftError, ValueError):
+    """A setting that does not exist, or a value its settings model refuses."""
+
+
+def _harness_model() -> type[BaseModel]:
+    from sift.graphs import HarnessConfig
+
+    return HarnessConfig
+
+
+def _planner_model() -> type[BaseModel]:
+    from sift.graphs.policies import HeuristicPlannerConfig
+
+    planner: type[BaseModel] = HeuristicPlannerConfig
+    return planner
+
+
+def _value(raw: str) -> Any:
+    # The models parse numbers and booleans from text; only "no value" needs a word.
+    return None if raw.strip().lower() in ("none", "null") else raw
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Validated values by field name: the harness's, and the planner's (without the
+    `planner.` prefix)."""
+
+    harness: dict[str, Any] = field(default_factory=dict)
+    planner: dict[str, Any] = field(default_factory=dict)
+
+    def harness_config(self) -> HarnessConfig:
+        """HarnessConfig from the environment with these values on top."""
+        from sift.graphs import HarnessConfig
+
+        return HarnessConfig(**self.harness)
+
+    def planner_config(self) -> Any:
+        """HeuristicPlannerConfig with these values on top of its defaults."""
+        return _planner_model()(**self.planner)
+
+    def require_planner_policy(self, policy: str) -> None:
+        if self.planner and policy != "heuristic":
+            keys = ", ".join(PLANNER + k for k in self.planner)
+            raise SettingError(
+                f"--set {keys}: planner settings apply to --policy heuristic, not {policy}"
+            )
+
+
+def valid_keys() -> list[str]:
+    return [*_harness_model().model_fields, *(PLANNER + k for k in _planner_model().model_fields)]
+
+
+def _validated(
+    model: type[BaseModel], given: Mapping[str, Any], prefix: str, raw: Mapping[str, str]
+) -> dict[str, Any]:
+    """The values of `given` as the model holds them; a refused one is a SettingError
+    naming its key and value (or, for a value from the environment, its variable)."""
+    try:
+        built = model(**given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else ""
+        message = error["msg"].removeprefix("Value error, ")
+        if not name:
+            raise SettingError(f"--set: {message}") from None
+        if name in given:
+            raise SettingError(f"--set {prefix}{name}={raw[name]!r}: {message}") from None
+        variable = str(model.model_config.get("env_prefix", "")) + name.upper()
+        raise SettingError(f"setting {prefix}{name} (from ${variable}): {message}") from None
+    values = built.model_dump()
+    return {name: values[name] for name in given}
+
+
+def parse_overrides(items: Sequence[str] | None, **flags: Any) -> Overrides:
+    """The `--set` items, with the values of dedicated flags (`max_turns=...`; None: the
+    flag was not given) merged in as harness settings. A later item wins over an earlier
+    one; a flag and an item that set one key differently are an error."""
+    harness_fields = _harness_model().model_fields
+    planner_fields = _planner_model().model_fields
+    harness: dict[str, Any] = {}
+    planner: dict[str, Any] = {}
+    raw: dict[str, dict[str, str]] = {"harness": {}, "planner": {}}
+    for item in items or ():
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise SettingError(f"--set {item!r}: expected KEY=VALUE, e.g. --set max_turns=6")
+        if key.startswith(PLANNER) and key[len(PLANNER) :] in planner_fields:
+            planner[key[len(PLANNER) :]] = _value(text)
+            raw["planner"][key[len(PLANNER) :]] = text
+        elif key in harness_fields:
+            harness[key] = _value(text)
+            raw["harness"][key] = text
+        else:
+            raise SettingError(
+                f"--set {key}: no such setting; valid keys: {', '.join(valid_keys())}"
+            )
+    for name, value in flags.items():
+        if value is None:
+            continue
+        if name in harness and str(harness[name]) != str(value):
+            flag = "--" + name.replace("_", "-")
+            raise SettingError(
+                f"{flag} {value} and --set {name}={raw['harness'][name]} disagree; give one"
+            )
+        harness[name] = value
+        raw["harness"][name] = str(value)
+    return Overrides(
+        harness=_validated(_harness_model(), harness, "", raw["harness"]),
+        planner=_validated(_planner_model(), planner, PLANNER, raw["planner"]),
+    )

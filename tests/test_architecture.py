@@ -1,0 +1,253 @@
+"""The layers' rule (docs/architecture.md), checked on every import statement of the tree.
+
+Every module of the four root folders, the tests, the benchmarks and the examples is
+parsed with `ast` (imports inside functions and under TYPE_CHECKING included):
+
+- a private module (`sift.a.b._x`, or a private name imported from a sift module) is
+  imported only from inside the folder of its package: other packages, tests, benchmarks
+  and examples use the public names its package re-exports;
+- the package root (core/, installed as `sift`) imports no sift.nodes, sift.graphs or
+  sift.integrations;
+- sift.nodes imports only the root package (and third-party libraries);
+- sift.graphs imports no sift.integrations;
+- nothing imports the bare folders (`import nodes`, `from core import ...`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Import name of each root folder (setup.py's mapping).
+PACKAGES = {
+    "sift.nodes": "nodes",
+    "sift.graphs": "graphs",
+    "sift.integrations": "integrations",
+    "sift": "core",
+}
+SCANNED = ("core", "nodes", "graphs", "integrations", "tests", "benchmarks", "examples")
+BARE = frozenset({"core", "nodes", "graphs", "integrations"})
+ADAPTER_LAYERS = {
+    "core": ("sift.nodes", "sift.graphs", "sift.integrations"),
+    "nodes": ("sift.graphs", "sift.integrations"),
+    "graphs": ("sift.integrations",),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    file: Path  # relative to the tree's root
+    line: int
+    module: str  # absolute module named by the statement
+    names: tuple[str, ...] = ()  # names imported from `module` that are not modules
+
+    def __str__(self) -> str:
+        if self.names:
+            return f"{self.file}:{self.line}: from {self.module} import {', '.join(self.names)}"
+        return f"{self.file}:{self.line}: import {self.module}"
+
+
+def _is_private(part: str) -> bool:
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def module_name(relative: Path) -> str:
+    """The import name of a source file: `core/x.py` is `sift.x`, `tests/a.py` `tests.a`."""
+    parts = list(relative.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    folder_to_package = {folder: name for name, folder in PACKAGES.items()}
+    if parts and parts[0] in folder_to_package:
+        parts = [*folder_to_package[parts[0]].split("."), *parts[1:]]
+    return ".".join(parts)
+
+
+def package_folder(root: Path, module: str) -> Path | None:
+    """The folder of a sift package, or the file of a sift module; None if not in the tree."""
+    for name, folder in PACKAGES.items():
+        if module == name or module.startswith(name + "."):
+            rest = module[len(name) :].lstrip(".").split(".") if module != name else []
+            base = root.joinpath(folder, *rest)
+            if base.is_dir():
+                return base
+            if base.with_suffix(".py").is_file():
+                return base.with_suffix(".py")
+            return None
+    return None
+
+
+def _resolve(relative_module: str | None, level: int, importer: str, is_package: bool) -> str:
+    if level == 0:
+        return relative_module or ""
+    base = importer.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, relative_module] if relative_module else base)
+
+
+def imports_of(root: Path, path: Path) -> list[Import]:
+    relative = path.relative_to(root)
+    importer = module_name(relative)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [Import(relative, node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = _resolve(node.module, node.level, importer, path.name == "__init__.py")
+            names: list[str] = []
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                if alias.name != "*" and package_folder(root, sub) is not None:
+                    found.append(Import(relative, node.lineno, sub))
+                else:
+                    names.append(alias.name)
+            if names:
+                found.append(Import(relative, node.lineno, module, tuple(names)))
+    return found
+
+
+def source_files(root: Path) -> list[Path]:
+    files: list[Path] = []
+    for folder in SCANNED:
+        files += [p for p in (root / folder).rglob("*.py") if "__pycache__" not in p.parts]
+    return sorted(files)
+
+
+def _inside(file: Path, folder: Path) -> bool:
+    return file == folder or folder in file.parents
+
+
+def private_crossings(root: Path, imports: list[Import]) -> list[Import]:
+    """Imports of a private module or name from outside the folder of its package."""
+    out: list[Import] = []
+    for item in imports:
+        if not item.module.startswith("sift"):
+            continue
+        parts = item.module.split(".")
+        if any(_is_private(name) for name in item.names):
+            # A private name belongs to the package that holds its module.
+            source = package_folder(root, item.module)
+            owner = source if source is None or source.is_dir() else source.parent
+        else:
+            first = next((i for i, part in enumerate(parts) if _is_private(part)), None)
+            if first is None:
+                continue
+            owner = package_folder(root, ".".join(parts[:first]))
+        if owner is None or not _inside(root / item.file, owner):
+            out.append(item)
+    return out
+
+
+def layer_crossings(imports: list[Import], folder: str) -> list[Import]:
+    """Imports from `folder` of a sift layer it must not see."""
+    banned = ADAPTER_LAYERS[folder]
+    return [
+        item
+        for item in imports
+        if item.file.parts[0] == folder
+        and any(item.module == b or item.module.startswith(b + ".") for b in banned)
+    ]
+
+
+def bare_imports(imports: list[Import]) -> list[Import]:
+    return [item for item in imports if item.module.split(".")[0] in BARE]
+
+
+@cache
+def tree_imports() -> list[Import]:
+    return [item for path in source_files(ROOT) for item in imports_of(ROOT, path)]
+
+
+def _report(found: list[Import], rule: str) -> str:
+    return f"{len(found)} import(s) break the rule: {rule}\n" + "\n".join(map(str, found))
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_the_tree_is_scanned() -> None:
+    files = {str(item.file) for item in tree_imports()}
+    for expected in ("core/__init__.py", "nodes/__init__.py", "graphs/_api.py"):
+        assert expected in files
+    assert any(f.startswith("tests/") for f in files)
+
+
+def test_no_private_import_crosses_a_package() -> None:
+    found = private_crossings(ROOT, tree_imports())
+    assert not found, _report(
+        found, "a private module or name is imported only inside its own package"
+    )
+
+
+@pytest.mark.parametrize("folder", ["core", "nodes", "graphs"])
+def test_each_layer_imports_only_the_layers_above_it(folder: str) -> None:
+    found = layer_crossings(tree_imports(), folder)
+    banned = ", ".join(ADAPTER_LAYERS[folder])
+    assert not found, _report(found, f"{folder}/ never imports {banned}")
+
+
+def test_no_bare_folder_is_imported() -> None:
+    found = bare_imports(tree_imports())
+    assert not found, _report(found, "import sift.nodes, never the bare folder `nodes`")
+
+
+# --------------------------------------------------------------------------- the checker
+
+
+def _write(root: Path, files: dict[str, str]) -> list[Import]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return [item for path in source_files(root) for item in imports_of(root, path)]
+
+
+def test_the_checker_finds_each_kind_of_crossing(tmp_path: Path) -> None:
+    imports = _write(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/_stores.py": "def f():\n    from sift.integrations.x import y\n",
+            "nodes/__init__.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from sift.graphs import state\n",
+            "nodes/_steps.py": "from ._tools import run\nfrom . import _budget\n",
+            "nodes/_tools.py": "def run(): ...\n",
+            "nodes/_budget.py": "",
+            "graphs/__init__.py": "from sift.nodes._steps import collect\n"
+            "from sift.nodes import _budget\nimport integrations\n",
+            "graphs/state.py": "from sift.nodes.api import _hidden\n"
+            "from sift.nodes.api import shown\n",
+            "nodes/api.py": "_hidden = shown = 1\n",
+            "integrations/__init__.py": "from sift.graphs.state import x\n",
+            "integrations/x.py": "import sift.integrations._y\nfrom sift import _stores\n",
+            "integrations/_y.py": "",
+            "tests/test_a.py": "from sift.integrations._y import z\nfrom nodes import api\n",
+        },
+    )
+    crossings = {str(item) for item in private_crossings(tmp_path, imports)}
+    assert crossings == {
+        "graphs/__init__.py:1: from sift.nodes._steps import collect",
+        "graphs/__init__.py:2: import sift.nodes._budget",
+        "graphs/state.py:1: from sift.nodes.api import _hidden",
+        "integrations/x.py:2: import sift._stores",
+        "tests/test_a.py:1: from sift.integrations._y import z",
+    }
+    assert [str(i) for i in layer_crossings(imports, "core")] == [
+        "core/_stores.py:2: from sift.integrations.x import y"
+    ]
+    assert [str(i) for i in layer_crossings(imports, "nodes")] == [
+        "nodes/__init__.py:3: import sift.graphs.state"
+    ]
+    assert [str(i) for i in layer_crossings(imports, "graphs")] == []
+    assert {str(i) for i in bare_imports(imports)} == {
+        "graphs/__init__.py:3: import integrations",
+        "tests/test_a.py:2: from nodes import api",
+    }
