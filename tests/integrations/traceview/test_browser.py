@@ -146,6 +146,39 @@ def test_rollouts_stand_side_by_side_with_the_fusion(browser, tmp_path, planner_
     assert "Fused result" in fused
 
 
+def test_failed_and_single_shot_episodes_draw_too(browser, tmp_path, corpus, question_ja):
+    from selenium.webdriver.common.by import By
+
+    from sift.graphs import single_shot
+    from sift.types import SearchResult
+
+    failed = SearchResult(
+        question=question_ja,
+        stopped_because="error",
+        error="ModelServerError: Ollama is not running at 127.0.0.1:11434",
+    )
+    path = write_trace_html(tmp_path / "failed.html", failed)
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    stop = browser.find_element(By.CSS_SELECTOR, "[data-role=summary] .stop")
+    assert stop.text == "stopped because: error" and "error" in stop.get_attribute("class")
+    error = browser.find_element(By.CSS_SELECTOR, "[data-role=error]").text
+    assert error == failed.error
+    assert "No turn ran" in browser.find_element(By.CSS_SELECTOR, "[data-role=token-chart]").text
+
+    baseline = single_shot(question_ja, corpus, top_k=3)
+    path = write_trace_html(tmp_path / "single.html", baseline)
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    assert [
+        t.get_attribute("data-turn") for t in browser.find_elements(By.CSS_SELECTOR, ".turn")
+    ] == ["0"]
+    links = browser.find_elements(By.CSS_SELECTOR, "a.found-by")
+    assert [a.get_attribute("data-call") for a in links] == ["c-0-0-0"] * 3
+
+
 # --------------------------------------------------------------------------- /ui
 
 
@@ -248,6 +281,9 @@ def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question
     assert browser.find_element(By.CSS_SELECTOR, "[data-role=question]").text == question_ja
     lanes = browser.find_elements(By.CSS_SELECTOR, "[data-role=lanes] > .lane")
     assert len(lanes) == 3  # two rollouts and the fusion
+    # Each rollout's own stop reason comes from its sift.finished event.
+    badges = [lane.find_element(By.CSS_SELECTOR, ".stop").text for lane in lanes]
+    assert badges == ["final", "final", "final"]
     assert browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
     assert_japanese_renders(browser)
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from html.parser import HTMLParser
+from importlib import resources
 
 import pytest
 
@@ -127,10 +128,9 @@ def test_markup_in_the_data_cannot_close_the_data_element(scripted_result):
 
 
 def test_the_renderer_never_writes_data_as_markup():
-    from sift.integrations.traceview._page import asset
-
+    static = resources.files("sift.integrations.traceview").joinpath("static")
     for name in ("trace.js", "ui.js"):
-        source = asset(name)
+        source = static.joinpath(name).read_text(encoding="utf-8")
         assert "innerHTML" not in source and "outerHTML" not in source
         assert "insertAdjacentHTML" not in source and "document.write" not in source
         assert "eval(" not in source and "new Function" not in source
