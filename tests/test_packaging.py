@@ -101,6 +101,8 @@ def test_root_folders_map_into_sift(wheel_names: list[str]) -> None:
 
 def test_data_files_ship(wheel_names: list[str]) -> None:
     assert "sift/integrations/demo/corpus.jsonl.gz" in wheel_names
+    for asset in ("trace.js", "ui.js", "trace.css"):
+        assert f"sift/integrations/traceview/static/{asset}" in wheel_names
     assert any(
         n.startswith("sift/integrations/embedders/data/") and n.endswith(".safetensors")
         for n in wheel_names

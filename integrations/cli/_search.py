@@ -34,8 +34,8 @@ from sift.integrations.cli._overrides import Overrides, SetOption, parse_overrid
 from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
 from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
+from sift.integrations.traceview import RolloutRun, TraceFolder, asearch_rollouts, write_trace_html
 from sift.protocols import Corpus, Policy
-from sift.types import SearchResult
 
 if TYPE_CHECKING:
     from sift.graphs import HarnessConfig
@@ -44,6 +44,15 @@ __all__ = ["parse_filters", "register"]
 
 PolicyName = Literal["heuristic", "ollama"]
 ModeName = Literal["hybrid", "bm25", "dense"]
+
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Also write the trace as a self-contained HTML page; with --questions, a "
+        "folder of pages (one per question) and its index.html.",
+    ),
+]
 
 
 def parse_filters(items: list[str]) -> Filter | None:
@@ -104,15 +113,29 @@ async def _run_one(
     policy: Policy,
     rollouts: int,
     progress: EpisodeProgress | None,
-) -> SearchResult:
+    keep_rollouts: bool = False,
+) -> RolloutRun:
     from sift import graphs
 
     if single_shot:
-        return await asyncio.to_thread(
+        result = await asyncio.to_thread(
             graphs.single_shot, question, corpus, top_k=config.top_k, mode=mode, filters=filters
         )
+        return RolloutRun(fused=result)
     try:
-        return await graphs.asearch(
+        if keep_rollouts and rollouts > 1:
+            # A trace page shows each rollout beside the fusion: keep their own results.
+            return await asearch_rollouts(
+                question,
+                corpus,
+                rollouts=rollouts,
+                policy=policy,
+                config=config,
+                filters=filters,
+                top_k=config.top_k,
+                on_event=progress,
+            )
+        result = await graphs.asearch(
             question,
             corpus,
             policy=policy,
@@ -122,6 +145,7 @@ async def _run_one(
             rollouts=rollouts,
             on_event=progress,
         )
+        return RolloutRun(fused=result)
     finally:
         # A model client's connections belong to this question's event loop.
         close = getattr(policy, "aclose", None)
@@ -137,6 +161,25 @@ def _batch(path: Path) -> list[tuple[int, dict[str, Any] | str]]:
             record = "expected an object with a string 'question' (and an 'id')"
         out.append((number, record))
     return out
+
+
+def _record_key(record: dict[str, Any], number: int) -> str:
+    key = record.get("id")
+    return str(key) if key is not None else f"line {number}"
+
+
+def _trace_pages(html: Path | None, questions: Path | None) -> TraceFolder | None:
+    """The batch's page folder; for one question, checks that `html` can be a file."""
+    if html is None:
+        return None
+    if questions is None:
+        if html.is_dir():
+            raise typer.BadParameter(f"--html {html}: is a folder; give a file name")
+        return None
+    try:
+        return TraceFolder(html, title=f"sift search: {questions}")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -159,6 +202,7 @@ def register(app: typer.Typer) -> None:
         seed: SeedOption = None,
         settings: SetOption = None,
         quiet: QuietOption = False,
+        html: HtmlOption = None,
     ) -> None:
         """Search the store: agentic multi-step search by default."""
 
@@ -179,6 +223,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             overrides=overrides,
         )
+        pages = _trace_pages(html, questions)
         corpus = open_store(store, create=False)
 
         def run(text: str, progress: EpisodeProgress | None) -> Any:
@@ -192,6 +237,7 @@ def register(app: typer.Typer) -> None:
                 policy=chosen,
                 rollouts=rollouts,
                 progress=progress,
+                keep_rollouts=html is not None,
             )
 
         out = Console(soft_wrap=True)
@@ -199,7 +245,11 @@ def register(app: typer.Typer) -> None:
             if questions is None:
                 text = question or ""
                 progress = EpisodeProgress(err_console, enabled=not quiet and not single_shot)
-                result = asyncio.run(run(text, progress))
+                run_ = asyncio.run(run(text, progress))
+                result = run_.fused
+                if html is not None:
+                    page = write_trace_html(html, run_.rollouts or result, fused=result)
+                    err_console.print(f"trace page: {page}", highlight=False)
                 if as_json:
                     sys.stdout.write(result.model_dump_json() + "\n")
                 else:
@@ -210,16 +260,25 @@ def register(app: typer.Typer) -> None:
                 if isinstance(record, str):
                     failures += 1
                     err_console.print(f"[red]{questions}:{number}[/red]: {record}", highlight=False)
+                    if pages is not None:
+                        pages.add_failure(f"line {number}", record)
                     continue
                 try:
-                    result = asyncio.run(run(record["question"], None))
+                    run_ = asyncio.run(run(record["question"], None))
                 except InvalidQueryError as exc:
                     failures += 1
                     err_console.print(f"[red]{questions}:{number}[/red]: {exc}", highlight=False)
+                    if pages is not None:
+                        pages.add_failure(_record_key(record, number), str(exc))
                     continue
+                result = run_.fused
+                if pages is not None:
+                    pages.add(_record_key(record, number), run_.rollouts or result, fused=result)
                 line = {"id": record.get("id"), **result.model_dump(mode="json")}
                 sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
+            if pages is not None:
+                err_console.print(f"trace pages: {pages.write_index()}", highlight=False)
             if failures:
                 raise typer.Exit(code=2)
         finally:

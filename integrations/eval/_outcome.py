@@ -45,6 +45,11 @@ class QuestionOutcome(BaseModel):
     latency_s: float
     stopped_because: str
     error: str | None = None
+    # For the trace pages of missed questions (eval's traces/ folder); never written to
+    # per_question.jsonl. Kept only where gold was missed or the episode failed.
+    result: SearchResult | None = Field(default=None, exclude=True, repr=False)
+    # Each gold id with the near-duplicates that count as it.
+    gold_aliases: dict[str, list[str]] = Field(default_factory=dict, exclude=True, repr=False)
 
 
 class TypeSummary(BaseModel):
@@ -99,6 +104,8 @@ def score(
     precision, recall, f1 = m.set_precision_recall_f1(ranked, gold)
     texts = [f"{ev.title}\n{ev.text}" for ev in result.evidence]
     n_calls = result.usage.tool_calls or sum(len(t.calls) for t in result.trace)
+    missed = [g for g in gold.ids if g not in found]
+    twins = question.gold_near_duplicate_doc_ids
     return QuestionOutcome(
         id=question.id,
         mode=mode,
@@ -107,7 +114,7 @@ def score(
         gold=list(gold.ids),
         ranked=ranked,
         found=[g for g in gold.ids if g in found],
-        missed=[g for g in gold.ids if g not in found],
+        missed=missed,
         recall_at={k: m.recall_at_k(ranked, gold, k) for k in ks},
         all_gold_at={k: m.all_gold_at_k(ranked, gold, k) for k in ks},
         precision=precision,
@@ -126,6 +133,8 @@ def score(
         latency_s=latency_s,
         stopped_because=result.stopped_because,
         error=result.error,
+        result=result if missed or result.error else None,
+        gold_aliases={g: [g, *twins.get(g, [])] for g in gold.ids},
     )
 
 

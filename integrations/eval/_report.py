@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sift.integrations.eval._outcome import ModeSummary, QuestionOutcome
+from sift.integrations.eval._traces import write_missed_traces
 
 __all__ = [
     "DatasetInfo",
@@ -253,7 +254,8 @@ def write_report(
     outcomes: Mapping[str, Sequence[QuestionOutcome]],
     out_dir: Path,
 ) -> dict[str, Path]:
-    """Writes every output file into `out_dir` and returns them by kind."""
+    """Writes every output file into `out_dir` and returns them by kind (with an agentic
+    mode, also traces/index.html: the questions it missed gold on, linked to their pages)."""
     from sift.integrations.eval._plots import plot_context_tokens, plot_recall_curves
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -279,6 +281,9 @@ def write_report(
                 handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
                 handle.write("\n")
     written["per_question"] = jsonl_path
+    traces = write_missed_traces(report, outcomes, out_dir)
+    if traces is not None:
+        written["traces"] = traces
     return written
 
 

@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, SecretStr
 
 import sift
-from sift.integrations.http import _dify, _native
+from sift.integrations.http import _dify, _native, _ui
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._deps import Service
 from sift.integrations.http._errors import install_handlers
@@ -125,6 +125,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     install_handlers(app)
     app.include_router(_dify.router)
     app.include_router(_native.router)
+    app.include_router(_ui.router)
 
     @app.get("/healthz", response_model=Health, tags=["ops"], summary="Liveness")
     async def healthz() -> Health:

@@ -151,7 +151,15 @@ def test_write_report_produces_every_file(tmp_path: Path) -> None:
         threshold=16384,
     )
     files = write_report(report, outcomes, tmp_path / "out")
-    assert set(files) == {"recall_plot", "tokens_plot", "json", "markdown", "per_question"}
+    assert set(files) == {
+        "recall_plot",
+        "tokens_plot",
+        "json",
+        "markdown",
+        "per_question",
+        "traces",  # the agentic mode found every gold passage: an index with no rows
+    }
+    assert "0 of 1 agentic episodes" in files["traces"].read_text(encoding="utf-8")
     for kind in ("recall_plot", "tokens_plot"):
         assert files[kind].read_bytes()[:8] == PNG_MAGIC
 

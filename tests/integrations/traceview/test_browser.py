@@ -1,0 +1,296 @@
+"""The pages in a real headless Chromium: they draw without a console error, show what a
+person needs, and /ui runs a search end to end against a live `sift serve`."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sift.integrations.traceview import render_trace_html, write_trace_html
+from sift.integrations.traceview.browser import console
+
+pytestmark = pytest.mark.slow
+
+KEY = "ui-test-key-0123456789"
+
+# Draws each character on a canvas with the page's font: missing glyphs all come out as
+# the same box (or nothing), real ones differ from each other and from an unassigned one.
+GLYPHS = """
+const family = getComputedStyle(document.body).fontFamily;
+const draw = (ch) => {
+  const canvas = document.createElement("canvas");
+  canvas.width = 48; canvas.height = 48;
+  const g = canvas.getContext("2d");
+  g.font = "40px " + family;
+  g.fillText(ch, 2, 40);
+  return canvas.toDataURL();
+};
+return arguments[0].map(draw);
+"""
+
+
+def _wait(driver: Any, condition: Any, timeout: float = 60.0) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+
+
+def _texts(driver: Any, selector: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+
+def assert_japanese_renders(driver: Any) -> None:
+    kanji, blank = ["金", "閣", "寺", "義"], "\u0378"  # U+0378 is unassigned
+    images = driver.execute_script(GLYPHS, [*kanji, blank])
+    assert len(set(images[:4])) == 4, "Japanese characters render as identical boxes"
+    assert images[4] not in images[:4]
+
+
+def test_a_trace_page_draws_every_part_of_the_episode(
+    browser, tmp_path, scripted_result, question_ja
+):
+    from selenium.webdriver.common.by import By
+
+    gold = {"yoshimitsu": [], "gone": [], "kyoto-original": ["kyoto"]}
+    path = write_trace_html(tmp_path / "trace.html", scripted_result, gold=gold)
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    assert browser.execute_script("return window.__xss === undefined")
+
+    assert browser.find_element(By.CSS_SELECTOR, "[data-role=question]").text == question_ja
+    assert_japanese_renders(browser)
+    stop = browser.find_element(By.CSS_SELECTOR, "[data-role=summary] .stop")
+    assert stop.text == "stopped because: final" and stop.get_attribute("data-stop") == "final"
+
+    # The curve against the three tier lines, one point per turn.
+    chart = browser.find_element(By.CSS_SELECTOR, "[data-role=token-chart] svg")
+    tiers = [e.get_attribute("data-tier") for e in chart.find_elements(By.CSS_SELECTOR, "line")]
+    assert [t for t in tiers if t] == ["threshold", "rejection", "budget"]
+    assert len(chart.find_elements(By.TAG_NAME, "circle")) == len(scripted_result.trace)
+
+    # Each turn with its wall time; each call with its arguments and errors.
+    turns = browser.find_elements(By.CSS_SELECTOR, ".turn")
+    assert [t.get_attribute("data-turn") for t in turns] == ["1", "2", "3"]
+    assert all(t.text for t in browser.find_elements(By.CSS_SELECTOR, "[data-role=wall]"))
+    errors = _texts(browser, "[data-role=call-error]")
+    assert any("invalid grep pattern" in e for e in errors)
+    assert any("no document with id 'nowhere'" in e for e in errors)
+    calls = [c.get_attribute("data-tool") for c in browser.find_elements(By.CSS_SELECTOR, ".call")]
+    assert calls == [
+        "search_corpus",
+        "grep_corpus",
+        "read_document",
+        "read_document",
+        "prune_chunks",
+        "prune_chunks",
+    ]
+    assert "prune_chunks (by the harness)" in browser.find_element(By.ID, "c-0-2-3").text
+    assert "kyoto_0" in browser.find_element(By.ID, "c-0-2-2").text
+
+    # Evidence with justifications; each provenance link lands on the call that found it.
+    items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    assert [i.get_attribute("data-chunk") for i in items] == [
+        e.chunk_id for e in scripted_result.evidence
+    ]
+    assert "義満は1358年に京都で生まれた。" in items[0].text
+    assert "<b>not bold</b> & not markup" in items[2].text  # shown as text
+    links = items[0].find_elements(By.CSS_SELECTOR, "a.found-by")
+    assert [a.get_attribute("data-call") for a in links] == ["c-0-1-0", "c-0-2-1"]
+    links[1].click()
+    assert browser.execute_script("return location.hash") == "#c-0-2-1"
+    target = browser.find_element(By.CSS_SELECTOR, ".call:target")
+    assert target.get_attribute("id") == "c-0-2-1"
+    assert "yoshimitsu" in target.text
+
+    marked = {
+        g.get_attribute("data-gold"): g.text
+        for g in browser.find_elements(By.CSS_SELECTOR, "[data-gold]")
+    }
+    assert "in the evidence at rank 1" in marked["yoshimitsu"]
+    assert "never surfaced" in marked["gone"]
+    twin = marked["kyoto-original"]  # its near-duplicate was surfaced, then pruned
+    assert "near-duplicate kyoto" in twin and "surfaced but not in the final evidence" in twin
+    assert "turn 1 search_corpus" in twin and "pruned in turn 2" in twin
+    assert console(browser) == []
+
+
+def test_rollouts_stand_side_by_side_with_the_fusion(browser, tmp_path, planner_rollouts):
+    from selenium.webdriver.common.by import By
+
+    path = tmp_path / "rollouts.html"
+    path.write_text(render_trace_html(planner_rollouts), encoding="utf-8")
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=fused]"))
+    assert console(browser) == []
+    lanes = browser.find_elements(By.CSS_SELECTOR, "[data-role=lanes] > .lane")
+    assert [lane.get_attribute("data-lane") for lane in lanes] == ["0", "1", "2", None]
+    chart = browser.find_element(By.CSS_SELECTOR, "[data-role=token-chart] svg")
+    assert len(chart.find_elements(By.TAG_NAME, "polyline")) == 3
+    # The columns are side by side: same top, increasing left.
+    boxes = [lane.rect for lane in lanes]
+    assert len({round(b["y"]) for b in boxes}) == 1
+    assert [b["x"] for b in boxes] == sorted(b["x"] for b in boxes)
+    fused = browser.find_element(By.CSS_SELECTOR, "[data-role=fused]").text
+    assert "Fused result" in fused
+
+
+def test_failed_and_single_shot_episodes_draw_too(browser, tmp_path, corpus, question_ja):
+    from selenium.webdriver.common.by import By
+
+    from sift.graphs import single_shot
+    from sift.types import SearchResult
+
+    failed = SearchResult(
+        question=question_ja,
+        stopped_because="error",
+        error="ModelServerError: Ollama is not running at 127.0.0.1:11434",
+    )
+    path = write_trace_html(tmp_path / "failed.html", failed)
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    stop = browser.find_element(By.CSS_SELECTOR, "[data-role=summary] .stop")
+    assert stop.text == "stopped because: error" and "error" in stop.get_attribute("class")
+    error = browser.find_element(By.CSS_SELECTOR, "[data-role=error]").text
+    assert error == failed.error
+    assert "No turn ran" in browser.find_element(By.CSS_SELECTOR, "[data-role=token-chart]").text
+
+    baseline = single_shot(question_ja, corpus, top_k=3)
+    path = write_trace_html(tmp_path / "single.html", baseline)
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    assert [
+        t.get_attribute("data-turn") for t in browser.find_elements(By.CSS_SELECTOR, ".turn")
+    ] == ["0"]
+    links = browser.find_elements(By.CSS_SELECTOR, "a.found-by")
+    assert [a.get_attribute("data-call") for a in links] == ["c-0-0-0"] * 3
+
+
+# --------------------------------------------------------------------------- /ui
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def served(store_root: Path, tmp_path: Path) -> Iterator[str]:
+    """`sift serve` as a real process on a loopback port; the key may use `wiki` only."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "SIFT_HOME": str(tmp_path),
+        "SIFT_SERVER_API_KEYS": f"{KEY}=wiki",
+    }
+    command = [sys.executable, "-m", "sift", "serve", "--port", str(port)]
+    command += ["--store", str(store_root), "--embedder", "hash", "--log-level", "warning"]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"sift serve exited: {process.stdout.read() if process.stdout else ''}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("sift serve did not answer /healthz within 60 s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question_ja):
+    from selenium.webdriver.common.by import By
+
+    page = httpx.get(f"{served}/ui")
+    assert (
+        page.status_code == 200
+        and "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    )
+    openapi = httpx.get(f"{served}/openapi.json").json()
+    assert "/ui" not in openapi["paths"]
+
+    browser.get(f"{served}/ui")
+    _wait(browser, lambda d: d.find_element(By.ID, "status").text)
+    assert console(browser) == []  # no request goes out before there is a key
+    key = browser.find_element(By.ID, "api-key")
+
+    # A wrong key is refused by the API, and the page says so.
+    key.send_keys("not-the-key-000000")
+    browser.find_element(By.ID, "question").click()  # "change" fires on blur
+    _wait(browser, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "error")
+    assert "the API key is not valid" in browser.find_element(By.ID, "status").text
+    # The browser logs the refused request (expected here); reading the log empties it.
+    _wait(browser, lambda d: any("403" in m for m in console(d)), timeout=10)
+
+    key.clear()
+    key.send_keys(KEY)
+    browser.find_element(By.ID, "question").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "collection").get_attribute("data-loaded"))
+    options = _texts(browser, "#collection option")
+    assert options == ["wiki"]  # the key's collections only ("private" exists too)
+    assert browser.execute_script("return sessionStorage.getItem('sift.apiKey')") == KEY
+
+    browser.find_element(By.ID, "question").send_keys(question_ja)
+    rollouts = browser.find_element(By.ID, "rollouts")
+    rollouts.clear()
+    rollouts.send_keys("2")
+    browser.find_element(By.ID, "run").click()
+    _wait(
+        browser,
+        lambda d: (
+            d.find_element(By.ID, "sift-trace").get_attribute("data-state") == "done"
+            or d.find_element(By.ID, "status").get_attribute("data-state") == "error"
+        ),
+    )
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith("Done: stopped because"), status
+    assert console(browser) == []
+
+    # The progress streamed (one line per event) and the trace is drawn by the renderer.
+    log = browser.find_element(By.ID, "log")
+    assert int(log.get_attribute("data-lines")) > 4
+    assert "[rollout 1]" in log.get_attribute("textContent")
+    assert browser.find_element(By.CSS_SELECTOR, "[data-role=question]").text == question_ja
+    lanes = browser.find_elements(By.CSS_SELECTOR, "[data-role=lanes] > .lane")
+    assert len(lanes) == 3  # two rollouts and the fusion
+    # Each rollout's own stop reason comes from its sift.finished event.
+    badges = [lane.find_element(By.CSS_SELECTOR, ".stop").text for lane in lanes]
+    assert badges == ["final", "final", "final"]
+    assert browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    assert_japanese_renders(browser)
+
+    # The page may talk to its own origin only: another origin is blocked by its policy.
+    blocked = browser.execute_async_script(
+        "const done = arguments[0];"
+        "fetch('http://127.0.0.2:9/').then(() => done('fetched'), (e) => done('blocked'));"
+    )
+    assert blocked == "blocked"
+    assert any("Content Security Policy" in m for m in console(browser))
