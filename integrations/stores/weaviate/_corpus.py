@@ -12,7 +12,7 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,25 +33,29 @@ from weaviate.exceptions import (
 
 from sift.errors import CorpusError, DocumentError, StoreUnavailableError
 from sift.filters import Filter, matches
-from sift.integrations.stores._common import (
+from sift.integrations.stores._checks import (
+    DEFAULT_MAX_QUERY_CHARS,
+    check_doc_id,
+    check_grep,
+    check_ids,
+    check_search,
+)
+from sift.integrations.stores._documents import (
+    PreparedDocument,
+    coerce_document,
+    content_hash,
+    prepare_documents,
+)
+from sift.integrations.stores._embedding import embed_query
+from sift.integrations.stores.fusion import (
     DEFAULT_ALPHA,
     DEFAULT_FUSION,
-    DEFAULT_MAX_PATTERN_CHARS,
-    DEFAULT_MAX_QUERY_CHARS,
-    PreparedDocument,
-    batched,
     check_fusion,
-    check_k,
-    coerce_document,
-    compile_pattern,
-    content_hash,
     default_alpha,
-    embed_query,
-    literal_fragments,
-    prepare_documents,
-    validate_query,
 )
+from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS, literal_fragments
 from sift.integrations.stores.weaviate import _schema
+from sift.integrations.stores.weaviate._paging import batched
 from sift.integrations.stores.weaviate._settings import WeaviateSettings, check_tenant
 from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult, Hit, UpsertReport
 
@@ -484,7 +488,7 @@ class WeaviateCorpus:
 
     @_empty_for_new_tenant(int)
     def delete(self, doc_ids: Iterable[str]) -> int:
-        ids = sorted({str(d) for d in doc_ids})
+        ids = sorted(set(check_ids(doc_ids, name="doc_ids")))
         if not ids or not self._collection_exists():
             return 0
         collection = self._collection()
@@ -515,21 +519,26 @@ class WeaviateCorpus:
         k: int = 10,
         mode: SearchMode = "hybrid",
         vector: np.ndarray | None = None,
-        filters: Filter | None = None,
+        filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
         alpha: float | None = None,
     ) -> list[Hit]:
-        text = validate_query(query, self._max_query_chars)
-        check_k(k)
-        weight = self._alpha if alpha is None else check_fusion(self._fusion, alpha)[1]
-        if mode not in ("hybrid", "bm25", "dense"):
-            raise ValueError(f"unknown search mode {mode!r}; valid modes: hybrid, bm25, dense")
-        filters = Filter.of(filters)  # type: ignore[arg-type]
+        request = check_search(
+            query,
+            k=k,
+            mode=mode,
+            filters=filters,
+            exclude=exclude,
+            alpha=alpha,
+            max_query_chars=self._max_query_chars,
+        )
+        text, k, mode, filters = request.text, request.k, request.mode, request.filters
+        weight = self._alpha if request.alpha is None else request.alpha
         collection = self._readable_collection()
         push = _schema.pushdown(filters, self._kinds(filters), modern=self._modern())
         if push.nothing:
             return []
-        excluded = set(exclude)
+        excluded = request.exclude
         where = _schema.combine(push.where, _schema.exclusion(excluded, modern=self._modern()))
         limit = k if push.exact else min(k * 5 + 50, _MAX_WINDOW)
         common: dict[str, Any] = {
@@ -582,17 +591,22 @@ class WeaviateCorpus:
         pattern: str,
         *,
         k: int = 5,
-        filters: Filter | None = None,
+        filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
     ) -> GrepResult:
-        regex = compile_pattern(pattern, self._max_pattern_chars)
-        check_k(k)
-        filters = Filter.of(filters)  # type: ignore[arg-type]
+        request = check_grep(
+            pattern,
+            k=k,
+            filters=filters,
+            exclude=exclude,
+            max_pattern_chars=self._max_pattern_chars,
+        )
+        regex, k, filters = request.regex, request.k, request.filters
         collection = self._readable_collection()
         push = _schema.pushdown(filters, self._kinds(filters), modern=self._modern())
         if push.nothing:
             return GrepResult()
-        excluded = set(exclude)
+        excluded = request.exclude
         needle = _like_token(literal_fragments(pattern))
         bound = self._settings.grep_scan_limit
         candidates: Iterator[tuple[float, Chunk]]
@@ -677,6 +691,7 @@ class WeaviateCorpus:
 
     @_empty_for_new_tenant(list)
     def read(self, doc_id: str) -> list[Chunk]:
+        check_doc_id(doc_id)
         collection = self._readable_collection()
         with self._errors("read"):
             reply = collection.query.fetch_objects(
@@ -691,7 +706,7 @@ class WeaviateCorpus:
 
     @_empty_for_new_tenant(list)
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        wanted = [str(c) for c in chunk_ids]
+        wanted = check_ids(chunk_ids, name="chunk_ids")
         if not wanted:
             return []
         collection = self._readable_collection()
