@@ -10,7 +10,6 @@ indexes behind at worst, and opening the store replays what they miss.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import threading
@@ -33,6 +32,7 @@ from sift.integrations.stores._checks import (
     check_ids,
     check_search,
 )
+from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
 from sift.integrations.stores._documents import (
     PreparedDocument,
     coerce_document,
@@ -198,7 +198,7 @@ class SqliteCorpus:
             )
         except BaseException:
             # Leave no half-made store behind: it would later read as "not a sift store".
-            self._close_connections()
+            release_quietly(f"store {self._path}", [("closing SQLite", self._close_connections)])
             for suffix in ("", "-wal", "-shm"):
                 (self._path / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
             if made_dir:
@@ -206,12 +206,19 @@ class SqliteCorpus:
             raise
 
     def _close_connections(self) -> None:
+        """Closes every thread's connection; the first failure is raised after all were
+        tried."""
+        failed: list[sqlite3.Error] = []
         with self._conns_lock:
             for conn in self._conns:
-                with contextlib.suppress(sqlite3.Error):
+                try:
                     conn.close()
+                except sqlite3.Error as exc:
+                    failed.append(exc)
             self._conns.clear()
         self._local = threading.local()
+        if failed:
+            raise failed[0]
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
@@ -749,24 +756,30 @@ class SqliteCorpus:
         )
 
     def close(self) -> None:
+        """Saves what must be saved and releases every file and connection; when a step
+        fails the others still run, then CorpusError says what failed."""
         with self._write_lock:
             if self._closed:
                 return
+            steps: list[tuple[str, Callable[[], object]]] = []
             if isinstance(self._vectors, AnnVectors) and self._vectors.seq != self._seq:
-                self._commit_lexical(save_vectors=True)
-            self._lexical.close()
-            self._closed = True
-            with self._conns_lock:
-                for conn in self._conns:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
-                self._conns.clear()
+                steps.append(
+                    ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
+                )
+            steps += [
+                ("closing the BM25 index", self._lexical.close),
+                ("closing SQLite", self._close_connections),
+            ]
+            try:
+                release_all(f"store {self._path}", steps)
+            finally:
+                self._closed = True
 
     def __enter__(self) -> SqliteCorpus:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        close_on_exit(self.close, exc)
 
     def __repr__(self) -> str:
         return f"SqliteCorpus({str(self._path)!r}, embedder={self._embedder.name!r})"

@@ -40,6 +40,7 @@ from sift.integrations.stores._checks import (
     check_ids,
     check_search,
 )
+from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
 from sift.integrations.stores._documents import (
     PreparedDocument,
     coerce_document,
@@ -162,12 +163,14 @@ class WeaviateCorpus:
                 _shared.server_version = _server_version(_shared)
                 _load_schema(_shared)
             except BaseException:
-                _shared.client.close()
+                release_quietly(settings.describe(), [("closing the client", _shared.client.close)])
                 raise
         self._shared = _shared
         self._settings = _shared.settings
         if not create and _shared.kinds is None:
-            _shared.client.close()
+            release_quietly(
+                _shared.settings.describe(), [("closing the client", _shared.client.close)]
+            )
             raise StoreUnavailableError(
                 f"{_shared.settings.describe()}: the collection does not exist; index "
                 "documents into it first (sift index --store <url> ...)"
@@ -232,6 +235,8 @@ class WeaviateCorpus:
         return existed
 
     def close(self) -> None:
+        """Releases this view; the last view of a connection closes the client (REST and
+        gRPC), and CorpusError says so when that fails."""
         if self._closed:
             return
         self._closed = True
@@ -239,13 +244,13 @@ class WeaviateCorpus:
             self._shared.users -= 1
             last = self._shared.users == 0
         if last:
-            self._shared.client.close()
+            release_all(self._describe(), [("closing the client", self._shared.client.close)])
 
     def __enter__(self) -> WeaviateCorpus:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        close_on_exit(self.close, exc)
 
     def __repr__(self) -> str:
         return f"WeaviateCorpus({self._describe()})"
@@ -982,7 +987,7 @@ def _connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
     try:
         client.connect()
     except UnexpectedStatusCodeError as exc:
-        client.close()
+        release_quietly(settings.describe(), [("closing the client", client.close)])
         if exc.status_code in (401, 403):
             raise StoreUnavailableError(
                 f"{settings.describe()} refused the connection (HTTP {exc.status_code}): "
@@ -992,14 +997,14 @@ def _connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
             f"cannot connect to {settings.describe()}: {_reason(exc)}"
         ) from exc
     except WeaviateBaseError as exc:
-        client.close()
+        release_quietly(settings.describe(), [("closing the client", client.close)])
         raise StoreUnavailableError(
             f"cannot connect to {settings.describe()}: the server is unreachable "
             f"({_reason(exc)}); check the host and ports, or start Weaviate "
             "(examples/weaviate/docker-compose.yml)"
         ) from exc
     if not _grpc_serving(settings):
-        client.close()
+        release_quietly(settings.describe(), [("closing the client", client.close)])
         raise StoreUnavailableError(
             f"cannot connect to {settings.describe()}: REST answers but gRPC at "
             f"{settings.grpc_address} does not; check the gRPC port (?grpc=PORT in the URL)"

@@ -367,3 +367,36 @@ def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -
     (path / "vectors.json").unlink()
     with SqliteCorpus(path, vector_index="ann") as store:
         assert store.stats().extra["vector_chunks"] == 64
+
+
+def test_close_releases_everything_and_then_reports_what_failed(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash", vector_index="ann")
+    store.upsert(docs(5))
+    # Saving the vector graph on close cannot write its temporary file.
+    (path / "vectors.tmp").mkdir()
+    with pytest.raises(CorpusError, match="saving the vector index failed") as failure:
+        store.close()
+    assert str(path) in str(failure.value)
+    with pytest.raises(CorpusError, match="closed"):
+        store.search("Uniqued1word")
+    store.close()  # closing again is a no-op
+    (path / "vectors.tmp").rmdir()
+    # The BM25 writer and SQLite were released all the same: another store writes at once,
+    # and the vectors the graph did not save are replayed from SQLite.
+    with SqliteCorpus(path) as again:
+        assert again.upsert(docs(2, prefix="after")).added == 2
+        assert again.stats().extra["vector_chunks"] == 7
+        assert again.search("Uniqued3word", k=1, mode="dense")[0].chunk.doc_id == "d3"
+
+
+def test_a_close_failure_does_not_hide_the_error_that_left_the_block(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash", vector_index="ann")
+    store.upsert(docs(3))
+    (path / "vectors.tmp").mkdir()
+    with pytest.raises(KeyError, match="the real problem"), store:
+        raise KeyError("the real problem")
+    assert "saving the vector index failed" in caplog.text

@@ -611,3 +611,27 @@ def test_a_collection_keeps_its_chunk_size(open_corpus) -> None:
     text = " ".join(f"Sentence number {i} is here." for i in range(6))
     again.upsert([Document(id="long", text=text)])
     assert len(again.read("long")) > 2
+
+
+def test_a_failed_client_close_is_reported_and_hides_no_other_error(
+    fake, open_corpus, monkeypatch, caplog
+) -> None:
+    import weaviate
+
+    original = weaviate.WeaviateClient.close
+
+    def failing(self: weaviate.WeaviateClient) -> None:
+        original(self)
+        raise RuntimeError("gRPC channel would not shut down")
+
+    corpus = open_corpus()
+    view = corpus.with_tenant("t1")
+    monkeypatch.setattr(weaviate.WeaviateClient, "close", failing)
+    view.close()  # the connection is still used by `corpus`: nothing to close yet
+    with pytest.raises(CorpusError, match=r"closing the client failed .*would not shut down"):
+        corpus.close()
+    corpus.close()  # a second close is a no-op
+    other = open_corpus()
+    with pytest.raises(ValueError, match="the real problem"), other:
+        raise ValueError("the real problem")
+    assert "closing the client failed" in caplog.text
