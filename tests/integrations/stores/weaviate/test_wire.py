@@ -4,7 +4,6 @@ each Corpus operation, and how the replies map back to sift's types."""
 from __future__ import annotations
 
 import socket
-import uuid
 
 import grpc
 import numpy as np
@@ -15,8 +14,7 @@ from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Condition, Filter
 from sift.integrations.embedders import get_embedder
 from sift.integrations.stores import open_store
-from sift.integrations.stores.weaviate import WeaviateCorpus, WeaviateSettings
-from sift.integrations.stores.weaviate._schema import CHUNK_NAMESPACE
+from sift.integrations.stores.weaviate import WeaviateCorpus, WeaviateSettings, chunk_uuid
 from sift.integrations.stores.weaviate.testing import FakeWeaviate
 from sift.types import Document
 
@@ -141,6 +139,12 @@ def test_health_reports_each_part(fake, open_corpus) -> None:
 # --------------------------------------------------------------------------- writes
 
 
+def test_object_uuids_are_fixed_across_machines_and_releases() -> None:
+    # Re-ingesting into an existing collection overwrites only while these never change.
+    assert chunk_uuid("a_0") == "23553de3-89d6-5c05-b759-aba6b888a412"
+    assert chunk_uuid("文書_3") == "bedf6d9f-314a-579b-b7c4-25fd894dd343"
+
+
 def test_schema_and_batch_objects(fake, open_corpus) -> None:
     corpus = open_corpus()
     name = corpus.settings.collection
@@ -175,7 +179,7 @@ def test_schema_and_batch_objects(fake, open_corpus) -> None:
     embedder = get_embedder("hash")
     for obj, doc in zip(objects, DOCS, strict=True):
         assert obj.collection == name and obj.tenant == ""
-        assert obj.uuid == str(uuid.uuid5(CHUNK_NAMESPACE, f"{doc.id}_0"))
+        assert obj.uuid == chunk_uuid(f"{doc.id}_0")
         sent = np.frombuffer(
             obj.vectors[0].vector_bytes if obj.vectors else obj.vector_bytes, dtype="<f4"
         )
@@ -215,7 +219,7 @@ def test_objects_that_keep_failing_fail_their_document_which_is_cleaned_up(
 ) -> None:
     corpus = open_corpus(chunk_tokens=8, batch_retries=2)
     long_text = " ".join(f"Sentence number {i} is here." for i in range(6))
-    bad_uuid = str(uuid.uuid5(CHUNK_NAMESPACE, "bad_1"))
+    bad_uuid = chunk_uuid("bad_1")
     fake.reject(lambda u, props: "disk full" if u == bad_uuid else None)
     mark = len(fake.grpc_calls)
     report = corpus.upsert([Document(id="good", text="Fine."), Document(id="bad", text=long_text)])
@@ -568,7 +572,7 @@ def test_a_failed_update_keeps_the_previous_version(fake, open_corpus) -> None:
     corpus.upsert([Document(id="doc", text=first, metadata={"v": 1})])
     before = corpus.read("doc")
     stored = {u: o.vector.copy() for u, o in fake.objects(corpus.settings.collection).items()}
-    bad_uuid = str(uuid.uuid5(CHUNK_NAMESPACE, "doc_1"))
+    bad_uuid = chunk_uuid("doc_1")
     fake.reject(
         lambda u, props: "shard read-only" if u == bad_uuid and props.get("m_v") == 2 else None
     )
