@@ -7,18 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from weaviate.classes.query import Sort
-
 from sift.filters import matches
 from sift.integrations.stores._checks import GrepRequest
 from sift.integrations.stores.weaviate import _filters, _objects, _query, _schema
 from sift.integrations.stores.weaviate._collection import Scope
+from sift.integrations.stores.weaviate._paging import ordered_objects
 from sift.types import Chunk, GrepResult, Hit
 
 __all__ = ["grep"]
 
-# Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may reach past it.
-_MAX_WINDOW = 10_000
 _GREP_PAGE = 200
 
 
@@ -37,10 +34,9 @@ def grep(scope: Scope, request: GrepRequest) -> GrepResult:
             _query.like_filter(needle),
             _filters.exclusion(excluded, modern=scope.modern()),
         )
-        # Candidates come in corpus order, so the first k matches are the answer.
-        # The scan reads one past its bound (to know whether more exist) and
-        # offset + limit may not pass the server's window.
-        candidates = _filtered_scan(scope, collection, where, min(bound, _MAX_WINDOW - 1))
+        # Candidates come in corpus order, so the first k matches are the answer. The
+        # scan reads one past its bound, to know whether more exist.
+        candidates = _filtered_scan(scope, collection, where, bound + 1)
         stop_at_k = True
     else:
         # The cursor walks in UUID order: collect the bounded window's matches, then
@@ -85,29 +81,24 @@ def grep(scope: Scope, request: GrepRequest) -> GrepResult:
 
 
 def _filtered_scan(
-    scope: Scope, collection: Any, where: Any, bound: int
+    scope: Scope, collection: Any, where: Any, limit: int
 ) -> Iterator[tuple[float, Chunk]]:
-    offset = 0
-    while offset <= bound:
-        size = min(_GREP_PAGE, bound - offset + 1)
-        with scope.errors("grep"):
-            reply = collection.query.fetch_objects(
-                filters=where,
-                limit=size,
-                offset=offset,
-                sort=Sort.by_property("seq").by_property("chunk_index"),
-                return_properties=[*_schema.RETURN_PROPERTIES, "seq"],
-            )
-        for obj in reply.objects:
-            yield _objects.seq_of(obj), _objects.chunk_from_properties(obj.properties)
-        if len(reply.objects) < size:
-            return
-        offset += size
+    for obj in ordered_objects(
+        scope,
+        collection,
+        where,
+        action="grep",
+        page=_GREP_PAGE,
+        limit=limit,
+        return_properties=[*_schema.RETURN_PROPERTIES, "seq"],
+    ):
+        yield _objects.seq_of(obj), _objects.chunk_from_properties(obj.properties)
 
 
 def _cursor_scan(scope: Scope, collection: Any) -> Iterator[tuple[float, Chunk]]:
     with scope.errors("grep"):
         for obj in collection.iterator(
-            return_properties=[*_schema.RETURN_PROPERTIES, "seq"], cache_size=_GREP_PAGE
+            return_properties=[*_schema.RETURN_PROPERTIES, "seq"],
+            cache_size=min(_GREP_PAGE, scope.settings.query_maximum_results),
         ):
             yield _objects.seq_of(obj), _objects.chunk_from_properties(obj.properties)

@@ -1,12 +1,23 @@
-"""How the Weaviate store splits work into requests: fixed-size batches of ids or
-objects."""
+"""How the Weaviate store splits work into requests under the server's query window.
+
+Weaviate answers no query past QUERY_MAXIMUM_RESULTS objects (offset + limit), and its
+cursor (`after=uuid`) cannot be combined with a filter. Filtered reads therefore page by
+key: each page is sorted, and the next asks only for what sorts after the last object
+seen, so every object is returned however many there are, and no offset ever grows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["batched"]
+from weaviate.classes.query import Filter as WFilter
+from weaviate.classes.query import Sort
+
+if TYPE_CHECKING:
+    from sift.integrations.stores.weaviate._collection import Scope
+
+__all__ = ["batched", "document_objects", "ordered_objects"]
 
 T = TypeVar("T")
 
@@ -20,3 +31,114 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
+
+
+def document_objects(
+    scope: Scope,
+    collection: Any,
+    doc_ids: Sequence[str],
+    *,
+    action: str,
+    return_properties: list[str] | None = None,
+    include_vector: bool = False,
+) -> Iterator[Any]:
+    """Every stored object of these documents, by document then chunk index.
+
+    Sorted by (doc_id, chunk_index); after a page, every document but the page's last
+    is complete, so the next page asks for the rest of that one document and for the
+    documents not seen yet."""
+    size = scope.settings.query_maximum_results
+    single = len(doc_ids) == 1
+    sort = (
+        Sort.by_property("chunk_index", ascending=True)
+        if single
+        else Sort.by_property("doc_id").by_property("chunk_index")
+    )
+    unseen = list(dict.fromkeys(doc_ids))
+    after: tuple[str, float] | None = None
+    while True:
+        parts = []
+        if after is not None:
+            parts.append(
+                WFilter.all_of(
+                    [
+                        WFilter.by_property("doc_id").equal(after[0]),
+                        WFilter.by_property("chunk_index").greater_than(after[1]),
+                    ]
+                )
+            )
+        if unseen:
+            by_id = WFilter.by_property("doc_id")
+            parts.append(by_id.equal(unseen[0]) if single else by_id.contains_any(unseen))
+        if not parts:
+            return
+        with scope.errors(action):
+            reply = collection.query.fetch_objects(
+                filters=parts[0] if len(parts) == 1 else WFilter.any_of(parts),
+                sort=sort,
+                limit=size,
+                return_properties=return_properties,
+                include_vector=include_vector,
+            )
+        yield from reply.objects
+        if len(reply.objects) < size:
+            return
+        seen = {str(o.properties.get("doc_id")) for o in reply.objects}
+        last = reply.objects[-1].properties
+        unseen = [d for d in unseen if d not in seen]
+        after = (str(last.get("doc_id")), float(last.get("chunk_index") or 0.0))
+
+
+def ordered_objects(
+    scope: Scope,
+    collection: Any,
+    where: Any,
+    *,
+    action: str,
+    page: int,
+    limit: int,
+    return_properties: list[str],
+) -> Iterator[Any]:
+    """Up to `limit` objects passing `where`, in corpus order (ingest sequence, then
+    chunk index), paged by key: each page asks for what follows the last one."""
+    size = min(page, scope.settings.query_maximum_results)
+    sort = Sort.by_property("seq").by_property("chunk_index")
+    after: Any = None
+    sent = 0
+    while sent < limit:
+        size = min(size, limit - sent)
+        with scope.errors(action):
+            parts = [w for w in (where, after) if w is not None]
+            reply = collection.query.fetch_objects(
+                filters=None
+                if not parts
+                else parts[0]
+                if len(parts) == 1
+                else WFilter.all_of(parts),
+                limit=size,
+                sort=sort,
+                return_properties=return_properties,
+            )
+        yield from reply.objects
+        sent += len(reply.objects)
+        if len(reply.objects) < size:
+            return
+        last = reply.objects[-1].properties
+        seq, index = float(last.get("seq") or 0.0), float(last.get("chunk_index") or 0.0)
+        after = WFilter.any_of(
+            [
+                WFilter.by_property("seq").greater_than(seq),
+                WFilter.all_of(
+                    [
+                        WFilter.by_property("seq").equal(seq),
+                        WFilter.by_property("chunk_index").greater_than(index),
+                    ]
+                ),
+            ]
+        )
+
+
+def _all_of(parts: list[Any]) -> Any:
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else WFilter.all_of(parts)

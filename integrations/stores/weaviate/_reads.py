@@ -8,25 +8,24 @@ from typing import Any
 
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter as WFilter
-from weaviate.classes.query import Sort
 
 from sift.integrations.stores.weaviate import _objects, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import MissingTenantError, empty_for_new_tenant
-from sift.integrations.stores.weaviate._paging import batched
+from sift.integrations.stores.weaviate._paging import batched, document_objects
 from sift.types import Chunk
 
 __all__ = ["counts", "existing", "get_chunks", "read", "snapshot"]
 
-# Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may reach past it.
-_MAX_WINDOW = 10_000
+# Ids per request of a lookup by id (fewer when the server's window is smaller).
+_IDS_PER_REQUEST = 500
 
 
 @empty_for_new_tenant(dict)
 def existing(scope: Scope, collection: Any, doc_ids: list[str]) -> dict[str, tuple[str, int]]:
     """doc id -> (content hash, chunk count) of the stored version, from chunk 0."""
     out: dict[str, tuple[str, int]] = {}
-    for group in batched(doc_ids, 500):
+    for group in batched(doc_ids, _ids_per_request(scope)):
         with scope.errors("look up documents in"):
             reply = collection.query.fetch_objects(
                 filters=WFilter.all_of(
@@ -50,16 +49,17 @@ def existing(scope: Scope, collection: Any, doc_ids: list[str]) -> dict[str, tup
 def snapshot(
     scope: Scope, collection: Any, doc_ids: list[str]
 ) -> dict[str, list[DataObject[dict[str, Any], None]]]:
-    """The stored objects (properties and vectors) of these documents."""
+    """The stored objects (properties and vectors) of these documents, every one of them
+    however many there are."""
     out: dict[str, list[DataObject[dict[str, Any], None]]] = {}
     for group in batched(doc_ids, 100):
-        with scope.errors("read the stored version of documents in"):
-            reply = collection.query.fetch_objects(
-                filters=WFilter.by_property("doc_id").contains_any(group),
-                limit=_MAX_WINDOW,
-                include_vector=True,
-            )
-        for obj in reply.objects:
+        for obj in document_objects(
+            scope,
+            collection,
+            group,
+            action="read the stored version of documents in",
+            include_vector=True,
+        ):
             props = dict(obj.properties)
             out.setdefault(str(props.get("doc_id")), []).append(
                 DataObject(properties=props, uuid=obj.uuid, vector=obj.vector or None)
@@ -68,15 +68,12 @@ def snapshot(
 
 
 def read(scope: Scope, doc_id: str) -> list[Chunk]:
+    """Every chunk of the document, in order."""
     collection = scope.readable()
-    with scope.errors("read"):
-        reply = collection.query.fetch_objects(
-            filters=WFilter.by_property("doc_id").equal(doc_id),
-            sort=Sort.by_property("chunk_index", ascending=True),
-            limit=_MAX_WINDOW,
-            return_properties=_schema.RETURN_PROPERTIES,
-        )
-    chunks = [_objects.chunk_from_properties(o.properties) for o in reply.objects]
+    objects = document_objects(
+        scope, collection, [doc_id], action="read", return_properties=_schema.RETURN_PROPERTIES
+    )
+    chunks = [_objects.chunk_from_properties(o.properties) for o in objects]
     chunks = [c for c in chunks if c.doc_id == doc_id]
     return sorted(chunks, key=lambda c: c.index)
 
@@ -86,7 +83,7 @@ def get_chunks(scope: Scope, wanted: list[str]) -> list[Chunk]:
         return []
     collection = scope.readable()
     found: dict[str, Chunk] = {}
-    for group in batched(sorted(set(wanted)), 500):
+    for group in batched(sorted(set(wanted)), _ids_per_request(scope)):
         with scope.errors("get chunks from"):
             reply = collection.query.fetch_objects(
                 filters=WFilter.by_property("chunk_id").contains_any(group),
@@ -97,6 +94,10 @@ def get_chunks(scope: Scope, wanted: list[str]) -> list[Chunk]:
             chunk = _objects.chunk_from_properties(obj.properties)
             found[chunk.chunk_id] = chunk
     return [found[c] for c in wanted if c in found]
+
+
+def _ids_per_request(scope: Scope) -> int:
+    return min(_IDS_PER_REQUEST, scope.settings.query_maximum_results)
 
 
 def counts(scope: Scope) -> tuple[int, int]:

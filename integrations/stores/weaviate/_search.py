@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["search"]
 
-# Weaviate's default QUERY_MAXIMUM_RESULTS: no single query may reach past it.
-_MAX_WINDOW = 10_000
-
 
 def search(
     scope: Scope,
@@ -39,7 +36,8 @@ def search(
     if push.nothing:
         return []
     where = _filters.combine(push.where, _filters.exclusion(excluded, modern=scope.modern()))
-    limit = k if push.exact else min(k * 5 + 50, _MAX_WINDOW)
+    # A pushdown that is a superset is re-checked below: over-fetch, within the window.
+    limit = k if push.exact else min(k * 5 + 50, scope.settings.query_maximum_results)
     common: dict[str, Any] = {
         "limit": limit,
         "filters": where,

@@ -212,7 +212,7 @@ def delete(scope: Scope, doc_ids: list[str]) -> int:
         return 0
     collection = scope.handle()
     found = 0
-    for group in batched(ids, 500):
+    for group in batched(ids, min(500, scope.settings.query_maximum_results)):
         where = WFilter.by_property("doc_id").contains_any(group)
         found += len(existing(scope, collection, group))
         delete_where(scope, collection, where, "delete documents from")
@@ -220,11 +220,19 @@ def delete(scope: Scope, doc_ids: list[str]) -> int:
 
 
 def delete_where(scope: Scope, collection: Any, where: Any, action: str) -> int:
-    with scope.errors(action):
-        result = collection.data.delete_many(where=where)
-    if result.failed:
-        raise CorpusError(
-            f"{scope.describe()}: {result.failed} object(s) could not be deleted "
-            f"while trying to {action} it"
-        )
-    return int(result.successful)
+    """Deletes every object passing `where`; how many were deleted."""
+    window = scope.settings.query_maximum_results
+    deleted = 0
+    while True:
+        with scope.errors(action):
+            result = collection.data.delete_many(where=where)
+        if result.failed:
+            raise CorpusError(
+                f"{scope.describe()}: {result.failed} object(s) could not be deleted "
+                f"while trying to {action} it"
+            )
+        deleted += int(result.successful)
+        # One batch delete removes at most QUERY_MAXIMUM_RESULTS objects: ask again
+        # while a request reached that many.
+        if int(result.matches) < window or not result.successful:
+            return deleted

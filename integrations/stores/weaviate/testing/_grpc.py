@@ -107,7 +107,8 @@ class Servicer(weaviate_pb2_grpc.WeaviateServicer):
 
     def BatchDelete(self, request: Any, context: grpc.ServicerContext) -> Any:
         shard, matching = self._matching("BatchDelete", request, context)
-        doomed = [o.uuid for o in matching]
+        # One batch delete removes at most QUERY_MAXIMUM_RESULTS objects, as in Weaviate.
+        doomed = sorted(o.uuid for o in matching)[: self.fake.query_maximum_results]
         with self.fake._lock:
             if not request.dry_run:
                 for u in doomed:
@@ -151,6 +152,12 @@ class Servicer(weaviate_pb2_grpc.WeaviateServicer):
             # Weaviate's QUERY_MAXIMUM_RESULTS: no query reaches past this window.
             self.fake._enter("Search", request, context)
             context.abort(grpc.StatusCode.UNKNOWN, "query maximum results exceeded")
+        if request.after and (request.HasField("filters") or len(request.sort_by)):
+            # Weaviate's cursor walks the whole collection in id order, nothing else.
+            self.fake._enter("Search", request, context)
+            context.abort(
+                grpc.StatusCode.UNKNOWN, "a cursor (after) cannot be combined with a filter or sort"
+            )
         _, pool = self._matching("Search", request, context)
         with self.fake._lock:
             scored = rank(request, pool, self.fake.collections[request.collection])

@@ -534,6 +534,9 @@ def test_url_parsing(monkeypatch) -> None:
     )
     assert s.api_key is not None and s.api_key.get_secret_value() == "k-123"
     assert s.query_timeout == 5 and not s.secure and "k-123" not in s.url()
+    assert s.query_maximum_results == 10_000  # Weaviate's default window
+    small = WeaviateSettings.from_url("weaviate://h:1?query_maximum_results=500")
+    assert small.query_maximum_results == 500
     tls = WeaviateSettings.from_url("weaviates://cluster.example.com?grpc_host=grpc.example.com")
     assert tls.secure and tls.http_port == 443 and tls.grpc_address == "grpc.example.com:50051"
     with pytest.raises(ValueError, match="unknown option 'colection'"):
@@ -639,3 +642,72 @@ def test_a_failed_client_close_is_reported_and_hides_no_other_error(
     with pytest.raises(ValueError, match="the real problem"), other:
         raise ValueError("the real problem")
     assert "closing the client failed" in caplog.text
+
+
+# --------------------------------------------------------------------------- query window
+
+
+def test_reads_updates_and_deletes_reach_past_the_query_window() -> None:
+    """Weaviate answers no query past QUERY_MAXIMUM_RESULTS objects and deletes at most
+    that many per request; with a window of 5, every operation still sees all 12+ chunks
+    of a document, and no request asks past the window."""
+    window = 5
+    long_text = " ".join(f"Sentence number {i} is here." for i in range(12))
+    with FakeWeaviate(query_maximum_results=window) as fake:
+        settings = fake.settings(collection="Window", query_maximum_results=window)
+        with WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as corpus:
+            docs = [
+                Document(id="doc", text=long_text),
+                Document(id="other", text=long_text.replace("Sentence", "Line")),
+                Document(id="short", text="Only a few words."),
+            ]
+            assert not corpus.upsert(docs).failed
+            stored = fake.objects("Window")
+            n_doc = sum(1 for o in stored.values() if o.properties["doc_id"] == "doc")
+            assert n_doc > 2 * window
+
+            mark = len(fake.grpc_calls)
+            chunks = corpus.read("doc")
+            assert [c.index for c in chunks] == list(range(n_doc))
+            assert "".join(c.text for c in chunks).replace(" ", "") == long_text.replace(" ", "")
+            searches = since(fake, mark, "Search")
+            assert len(searches) == n_doc // window + 1
+            assert all(s.limit <= window and not s.offset for s in searches)
+            later = [leaf for s in searches[1:] for leaf in leaves(s.filters)]
+            assert any(leaf.operator == OP.OPERATOR_GREATER_THAN for leaf in later)
+
+            ids = [c.chunk_id for c in chunks]
+            assert [c.chunk_id for c in corpus.get_chunks(ids)] == ids
+
+            # A failed update puts back every chunk of the previous version.
+            before = {
+                u: (o.properties["text"], o.vector.tobytes())
+                for u, o in stored.items()
+                if o.properties["doc_id"] == "doc"
+            }
+            bad = chunk_uuid("doc_1")
+            fake.reject(
+                lambda u, props: "read-only" if u == bad and "there" in props["text"] else None
+            )
+            changed = Document(id="doc", text=long_text.replace("here", "there"))
+            report = corpus.upsert([changed, Document(id="other", text="Now short.")])
+            fake.reject(None)
+            assert [f.doc_id for f in report.failed] == ["doc"]
+            assert "previous version of the document is kept" in report.failed[0].error
+            assert [c.text for c in corpus.read("doc")] == [c.text for c in chunks]
+            restored = {
+                u: (o.properties["text"], o.vector.tobytes())
+                for u, o in fake.objects("Window").items()
+                if o.properties["doc_id"] == "doc"
+            }
+            assert restored == before
+            # "other" shrank from many chunks to one: every stale chunk is gone.
+            assert [c.chunk_id for c in corpus.read("other")] == ["other_0"]
+
+            # grep with a literal walks every candidate in corpus order.
+            hits = corpus.grep(r"Sentence number \d+", k=100).hits
+            assert [h.chunk.chunk_id for h in hits] == ids
+            assert all(s.limit <= window and not s.offset for s in fake.calls("Search"))
+
+            assert corpus.delete(["doc", "other", "short"]) == 3
+            assert fake.objects("Window") == {}
