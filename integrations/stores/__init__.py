@@ -29,7 +29,7 @@ def open_store(location: str | os.PathLike[str] | None = None, **options: object
     if text.startswith(("weaviate://", "weaviates://")):
         from sift.integrations.stores.weaviate import WeaviateCorpus
 
-        return WeaviateCorpus.from_url(text, **options)  # type: ignore[arg-type]
+        return WeaviateCorpus.from_url(text, **options)
     from sift.integrations.stores.sqlite import SqliteCorpus
 
     return SqliteCorpus(Path(text).expanduser(), **options)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast, get_args
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
@@ -88,7 +88,7 @@ def check_k(k: int, *, name: str = "k", limit: int = MAX_K) -> int:
 def check_mode(mode: str) -> SearchMode:
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}; valid modes: {', '.join(MODES)}")
-    return cast(SearchMode, mode)
+    return mode
 
 
 def check_filters(filters: Filter | Mapping[str, Any] | None) -> Filter | None:

@@ -383,7 +383,7 @@ class SqliteCorpus:
         seen: set[str] = set()
         for position, item in enumerate(documents):
             try:
-                doc = coerce_document(item, position)  # type: ignore[arg-type]
+                doc = coerce_document(item, position)
             except DocumentError as exc:
                 ident = item.get("id") if isinstance(item, dict) else None
                 report.failed.append(

@@ -35,7 +35,7 @@ class Pushdown:
 
 _ALL = Pushdown()
 _NONE = Pushdown(nothing=True)
-_SCALARS = {"text": str, "number": (int, float), "bool": bool}
+_SCALARS: dict[str, type | tuple[type, ...]] = {"text": str, "number": (int, float), "bool": bool}
 
 
 def _fits(kind: str, value: Any) -> bool:

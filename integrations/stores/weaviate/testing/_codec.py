@@ -7,7 +7,7 @@ import uuid as uuid_module
 from typing import Any
 
 import numpy as np
-from google.protobuf import json_format
+from google.protobuf import json_format  # type: ignore[import-untyped, unused-ignore]
 from weaviate.proto.v1 import base_pb2, properties_pb2, search_get_pb2
 
 from sift.integrations.stores.weaviate.testing._state import FakeCollection, StoredObject

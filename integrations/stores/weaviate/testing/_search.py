@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -191,9 +192,13 @@ def rank(
     if request.after:
         objs = [o for o in objs if o.uuid > request.after]
     for sort in reversed(list(request.sort_by)):
-        name = sort.path[0]
-        objs.sort(
-            key=lambda o, n=name: (o.properties.get(n) is None, o.properties.get(n) or 0),
-            reverse=not sort.ascending,
-        )
+        objs.sort(key=_sort_key(sort.path[0]), reverse=not sort.ascending)
     return [(o, None, None) for o in objs]
+
+
+def _sort_key(name: str) -> Callable[[StoredObject], tuple[bool, Any]]:
+    def key(obj: StoredObject) -> tuple[bool, Any]:
+        value = obj.properties.get(name)
+        return value is None, value or 0
+
+    return key

@@ -9,7 +9,7 @@ from concurrent import futures
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-import grpc
+import grpc  # type: ignore[import-untyped, unused-ignore]
 from weaviate.proto.v1 import weaviate_pb2_grpc
 
 from sift.integrations.stores.weaviate._settings import WeaviateSettings
@@ -157,6 +157,7 @@ class FakeWeaviate:
         coll = self.collections.get(name)
         if coll is None:
             context.abort(grpc.StatusCode.UNKNOWN, f"class {name} not found")
+            raise AssertionError("unreachable: abort raises")
         if coll.multi_tenant:
             if not tenant:
                 context.abort(

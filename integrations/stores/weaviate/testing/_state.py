@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
+import grpc  # type: ignore[import-untyped, unused-ignore]
 import numpy as np
 
 __all__ = ["FakeCollection", "Fault", "GrpcCall", "RestCall", "StoredObject", "validate"]
