@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from weaviate.classes.query import Filter as WFilter
 from weaviate.classes.query import Sort
 
+from sift.errors import CorpusError
+
 if TYPE_CHECKING:
     from sift.integrations.stores.weaviate._collection import Scope
 
@@ -100,42 +102,59 @@ def ordered_objects(
     return_properties: list[str],
 ) -> Iterator[Any]:
     """Up to `limit` objects passing `where`, in corpus order (ingest sequence, then
-    chunk index), paged by key: each page asks for what follows the last one."""
-    size = min(page, scope.settings.query_maximum_results)
+    chunk index), paged by key: each page asks for what sorts at or after the last
+    object seen. At, not after: two writers may give two documents the same sequence,
+    so the objects already seen at the last key are skipped rather than assumed alone."""
+    page = min(page, scope.settings.query_maximum_results)
     sort = Sort.by_property("seq").by_property("chunk_index")
-    after: Any = None
+    key: tuple[float, float] | None = None
+    seen_at_key: set[str] = set()
     sent = 0
     while sent < limit:
-        size = min(size, limit - sent)
+        after = None if key is None else _at_or_after(*key)
+        # Ask for no more than is still wanted, plus the chunks that will be skipped.
+        size = min(page, limit - sent + len(seen_at_key))
         with scope.errors(action):
-            parts = [w for w in (where, after) if w is not None]
             reply = collection.query.fetch_objects(
-                filters=None
-                if not parts
-                else parts[0]
-                if len(parts) == 1
-                else WFilter.all_of(parts),
+                filters=_all_of([w for w in (where, after) if w is not None]),
                 limit=size,
                 sort=sort,
                 return_properties=return_properties,
             )
-        yield from reply.objects
-        sent += len(reply.objects)
+        fresh = [o for o in reply.objects if str(o.properties.get("chunk_id")) not in seen_at_key]
+        yield from fresh[: limit - sent]
+        sent += len(fresh)
         if len(reply.objects) < size:
             return
-        last = reply.objects[-1].properties
-        seq, index = float(last.get("seq") or 0.0), float(last.get("chunk_index") or 0.0)
-        after = WFilter.any_of(
-            [
-                WFilter.by_property("seq").greater_than(seq),
-                WFilter.all_of(
-                    [
-                        WFilter.by_property("seq").equal(seq),
-                        WFilter.by_property("chunk_index").greater_than(index),
-                    ]
-                ),
-            ]
-        )
+        if not fresh:
+            raise CorpusError(
+                f"{scope.describe()}: more than {size} chunks share the ingest sequence "
+                f"{key}; grep cannot page past them (re-ingest those documents)"
+            )
+        last = _key(reply.objects[-1])
+        if last != key:
+            seen_at_key = set()
+        key = last
+        seen_at_key |= {str(o.properties.get("chunk_id")) for o in fresh if _key(o) == key}
+
+
+def _key(obj: Any) -> tuple[float, float]:
+    props = obj.properties
+    return float(props.get("seq") or 0.0), float(props.get("chunk_index") or 0.0)
+
+
+def _at_or_after(seq: float, index: float) -> Any:
+    return WFilter.any_of(
+        [
+            WFilter.by_property("seq").greater_than(seq),
+            WFilter.all_of(
+                [
+                    WFilter.by_property("seq").equal(seq),
+                    WFilter.by_property("chunk_index").greater_or_equal(index),
+                ]
+            ),
+        ]
+    )
 
 
 def _all_of(parts: list[Any]) -> Any:

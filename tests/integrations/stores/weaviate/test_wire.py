@@ -711,3 +711,26 @@ def test_reads_updates_and_deletes_reach_past_the_query_window() -> None:
 
             assert corpus.delete(["doc", "other", "short"]) == 3
             assert fake.objects("Window") == {}
+
+
+def test_grep_pages_past_documents_that_share_an_ingest_sequence(monkeypatch) -> None:
+    # Two writers can stamp two documents with the same sequence (the same microsecond);
+    # paging grep's candidates by (sequence, chunk index) must not skip either one.
+    window = 5
+    text = " ".join(f"Marker number {i} here." for i in range(4))
+    with FakeWeaviate(query_maximum_results=window) as fake:
+        settings = fake.settings(collection="Ties", query_maximum_results=window)
+        with (
+            WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as one,
+            WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as two,
+        ):
+            monkeypatch.setattr("time.time_ns", lambda: 1_700_000_000_000_000_000)
+            one.upsert([Document(id="a", text=text)])
+            two.upsert([Document(id="b", text=text)])
+            monkeypatch.undo()
+            seqs = {o.properties["seq"] for o in fake.objects("Ties").values()}
+            assert len(seqs) == 1
+            expected = sorted(c.chunk_id for d in ("a", "b") for c in one.read(d))
+            assert len(expected) > window
+            hits = one.grep("Marker", k=100).hits
+            assert sorted(h.chunk.chunk_id for h in hits) == expected
