@@ -19,9 +19,15 @@ from sift.errors import CorpusError
 if TYPE_CHECKING:
     from sift.integrations.stores.weaviate._collection import Scope
 
-__all__ = ["batched", "document_objects", "ordered_objects"]
+__all__ = ["batched", "document_objects", "ids_per_request", "ordered_objects"]
 
 T = TypeVar("T")
+# Ids per request of a lookup or delete by id (fewer when the server's window is smaller).
+_IDS_PER_REQUEST = 500
+
+
+def ids_per_request(scope: Scope) -> int:
+    return min(_IDS_PER_REQUEST, scope.settings.query_maximum_results)
 
 
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -12,20 +12,17 @@ from weaviate.classes.query import Filter as WFilter
 from sift.integrations.stores.weaviate import _objects, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import MissingTenantError, empty_for_new_tenant
-from sift.integrations.stores.weaviate._paging import batched, document_objects
+from sift.integrations.stores.weaviate._paging import batched, document_objects, ids_per_request
 from sift.types import Chunk
 
 __all__ = ["counts", "existing", "get_chunks", "read", "snapshot"]
-
-# Ids per request of a lookup by id (fewer when the server's window is smaller).
-_IDS_PER_REQUEST = 500
 
 
 @empty_for_new_tenant(dict)
 def existing(scope: Scope, collection: Any, doc_ids: list[str]) -> dict[str, tuple[str, int]]:
     """doc id -> (content hash, chunk count) of the stored version, from chunk 0."""
     out: dict[str, tuple[str, int]] = {}
-    for group in batched(doc_ids, _ids_per_request(scope)):
+    for group in batched(doc_ids, ids_per_request(scope)):
         with scope.errors("look up documents in"):
             reply = collection.query.fetch_objects(
                 filters=WFilter.all_of(
@@ -83,7 +80,7 @@ def get_chunks(scope: Scope, wanted: list[str]) -> list[Chunk]:
         return []
     collection = scope.readable()
     found: dict[str, Chunk] = {}
-    for group in batched(sorted(set(wanted)), _ids_per_request(scope)):
+    for group in batched(sorted(set(wanted)), ids_per_request(scope)):
         with scope.errors("get chunks from"):
             reply = collection.query.fetch_objects(
                 filters=WFilter.by_property("chunk_id").contains_any(group),
@@ -94,10 +91,6 @@ def get_chunks(scope: Scope, wanted: list[str]) -> list[Chunk]:
             chunk = _objects.chunk_from_properties(obj.properties)
             found[chunk.chunk_id] = chunk
     return [found[c] for c in wanted if c in found]
-
-
-def _ids_per_request(scope: Scope) -> int:
-    return min(_IDS_PER_REQUEST, scope.settings.query_maximum_results)
 
 
 def counts(scope: Scope) -> tuple[int, int]:

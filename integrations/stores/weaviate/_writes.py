@@ -21,7 +21,7 @@ from sift.integrations.stores._documents import (
 from sift.integrations.stores.weaviate import _objects, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import reason
-from sift.integrations.stores.weaviate._paging import batched
+from sift.integrations.stores.weaviate._paging import batched, ids_per_request
 from sift.integrations.stores.weaviate._reads import existing, snapshot
 from sift.types import Document, DocumentFailure, UpsertReport
 
@@ -212,7 +212,7 @@ def delete(scope: Scope, doc_ids: list[str]) -> int:
         return 0
     collection = scope.handle()
     found = 0
-    for group in batched(ids, min(500, scope.settings.query_maximum_results)):
+    for group in batched(ids, ids_per_request(scope)):
         where = WFilter.by_property("doc_id").contains_any(group)
         found += len(existing(scope, collection, group))
         delete_where(scope, collection, where, "delete documents from")
