@@ -41,7 +41,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sift.integrations.embedders import get_embedder
-from sift.integrations.stores._common import fuse
+from sift.integrations.stores.fusion import fuse
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.protocols import Embedder
 from sift.types import Document, Hit

@@ -212,7 +212,7 @@ def run_baseline(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
     import Stemmer
 
     from sift.integrations.embedders import get_embedder
-    from sift.integrations.stores._common import fuse
+    from sift.integrations.stores.fusion import fuse
 
     embedder = get_embedder("static")
     stemmer = Stemmer.Stemmer("english")

@@ -43,11 +43,8 @@ class AnnVectors:
         self._path = path
         self._sidecar = path.with_suffix(".json")
         self._lock = threading.Lock()
-        self._options = {
-            "connectivity": connectivity,
-            "expansion_add": expansion_add,
-            "expansion_search": expansion_search,
-        }
+        self._connectivity = connectivity
+        self._expansion = (expansion_add, expansion_search)
         self.seq = -1  # -1: nothing usable on disk; the store rebuilds it
         self.unsaved = 0
         self._index = self._new()
@@ -63,7 +60,14 @@ class AnnVectors:
                 self.seq = -1
 
     def _new(self) -> Index:
-        return Index(ndim=self.dim, metric="ip", dtype="f16", **self._options)
+        return Index(
+            ndim=self.dim,
+            metric="ip",
+            dtype="f16",
+            connectivity=self._connectivity,
+            expansion_add=self._expansion[0],
+            expansion_search=self._expansion[1],
+        )
 
     def __len__(self) -> int:
         return len(self._index)

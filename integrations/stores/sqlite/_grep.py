@@ -81,9 +81,9 @@ def grep_rowids(
         if not matched:
             continue
         allowed = accept([rowid for rowid, _ in matched])
-        for rowid, count in matched:
+        for rowid, matches in matched:
             if rowid in allowed:
-                hits.append((rowid, count))
+                hits.append((rowid, matches))
                 if len(hits) >= k:
                     return hits, True
     return hits, False

@@ -46,6 +46,7 @@ class LexicalIndex:
         self._heap = heap_bytes
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
+        self._index: tantivy.Index | None = None
         self._pristine = False  # True while the index is a freshly made, untouched one
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
         seq = read_seq(self._sidecar, _FORMAT)
@@ -81,6 +82,16 @@ class LexicalIndex:
         self.seq = -1
         self._pristine = True
 
+    def _live(self) -> tantivy.Index:
+        # None after a reset that failed half way: say so, rather than AttributeError.
+        if self._index is None:
+            raise CorpusError(
+                f"the BM25 index at {self._dir} is unusable: clearing it for a rebuild "
+                "failed; remove the folder and reopen the store (the index is rebuilt "
+                "from SQLite)"
+            )
+        return self._index
+
     def reset(self) -> None:
         """Empties the index, unless it is the empty one `_reset` just made."""
         if not self._pristine:
@@ -89,7 +100,7 @@ class LexicalIndex:
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
             try:
-                self._writer = self._index.writer(heap_size=self._heap, num_threads=1)
+                self._writer = self._live().writer(heap_size=self._heap, num_threads=1)
             except ValueError as exc:
                 # tantivy allows one writer per index: another process is writing.
                 raise CorpusError(
@@ -122,12 +133,12 @@ class LexicalIndex:
     def commit(self, seq: int) -> None:
         """Publishes pending changes, then records that the index covers `seq`."""
         self._w().commit()
-        self._index.reload()
+        self._live().reload()
         write_seq(self._sidecar, _FORMAT, seq)
         self.seq = seq
 
     def count(self) -> int:
-        return int(self._index.searcher().num_docs)
+        return int(self._live().searcher().num_docs)
 
     def search(
         self, text: str, limit: int, exclude: Collection[int] = ()
@@ -136,18 +147,19 @@ class LexicalIndex:
         words = _WORDS.findall(text.lower())[:_MAX_TERMS]
         if not words:
             return []
-        query = self._index.parse_query(" ".join(words), ["title", "text"])
+        index = self._live()
+        query = index.parse_query(" ".join(words), ["title", "text"])
         if exclude:
             blocked = tantivy.Query.term_set_query(self._schema, "cid", list(exclude))
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, query), (tantivy.Occur.MustNot, blocked)]
             )
-        searcher = self._index.searcher()
+        searcher = index.searcher()
         hits = searcher.search(query, limit, count=False).hits
         if not hits:
             return []
         cids = searcher.fast_field_values("cid", [address for _, address in hits])
-        return [(int(cid), float(score)) for (score, _), cid in zip(hits, cids, strict=True)]
+        return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, cids, strict=True)]
 
     def _close_writer(self) -> None:
         if self._writer is not None:

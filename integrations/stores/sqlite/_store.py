@@ -10,7 +10,6 @@ indexes behind at worst, and opening the store replays what they miss.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import threading
@@ -26,24 +25,29 @@ import numpy as np
 from sift.errors import CorpusError, DocumentError, IncompatibleStoreError
 from sift.filters import Filter, matches
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
-from sift.integrations.stores._common import (
+from sift.integrations.stores._checks import (
+    DEFAULT_MAX_QUERY_CHARS,
+    check_doc_id,
+    check_grep,
+    check_ids,
+    check_search,
+)
+from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
+from sift.integrations.stores._documents import (
+    PreparedDocument,
+    coerce_document,
+    content_hash,
+    prepare_documents,
+)
+from sift.integrations.stores._embedding import embed_query
+from sift.integrations.stores.fusion import (
     DEFAULT_ALPHA,
     DEFAULT_FUSION,
-    DEFAULT_MAX_PATTERN_CHARS,
-    DEFAULT_MAX_QUERY_CHARS,
-    PreparedDocument,
     check_fusion,
-    check_k,
-    coerce_document,
-    compile_pattern,
-    content_hash,
     default_alpha,
-    embed_query,
     fuse,
-    literal_fragments,
-    prepare_documents,
-    validate_query,
 )
+from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS, literal_fragments
 from sift.integrations.stores.sqlite._ann import AnnVectors
 from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
@@ -60,11 +64,19 @@ from sift.integrations.stores.sqlite._schema import (
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.protocols import Embedder
 from sift.tokens import estimate_tokens
-from sift.types import Chunk, CorpusStats, Document, DocumentFailure, GrepResult, Hit, UpsertReport
+from sift.types import (
+    Chunk,
+    CorpusStats,
+    Document,
+    DocumentFailure,
+    GrepResult,
+    Hit,
+    SearchMode,
+    UpsertReport,
+)
 
 __all__ = ["SqliteCorpus"]
 
-_MODES = ("hybrid", "bm25", "dense")
 _VECTOR_INDEXES = ("auto", "exact", "ann")
 _ANN_FILE = "vectors.usearch"
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
@@ -186,7 +198,7 @@ class SqliteCorpus:
             )
         except BaseException:
             # Leave no half-made store behind: it would later read as "not a sift store".
-            self._close_connections()
+            release_quietly(f"store {self._path}", [("closing SQLite", self._close_connections)])
             for suffix in ("", "-wal", "-shm"):
                 (self._path / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
             if made_dir:
@@ -194,12 +206,19 @@ class SqliteCorpus:
             raise
 
     def _close_connections(self) -> None:
+        """Closes every thread's connection; the first failure is raised after all were
+        tried."""
+        failed: list[sqlite3.Error] = []
         with self._conns_lock:
             for conn in self._conns:
-                with contextlib.suppress(sqlite3.Error):
+                try:
                     conn.close()
+                except sqlite3.Error as exc:
+                    failed.append(exc)
             self._conns.clear()
         self._local = threading.local()
+        if failed:
+            raise failed[0]
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
@@ -364,7 +383,7 @@ class SqliteCorpus:
         seen: set[str] = set()
         for position, item in enumerate(documents):
             try:
-                doc = coerce_document(item, position)  # type: ignore[arg-type]
+                doc = coerce_document(item, position)
             except DocumentError as exc:
                 ident = item.get("id") if isinstance(item, dict) else None
                 report.failed.append(
@@ -533,7 +552,7 @@ class SqliteCorpus:
         return ids
 
     def delete(self, doc_ids: Iterable[str]) -> int:
-        wanted = list(dict.fromkeys(d for d in doc_ids if isinstance(d, str)))
+        wanted = list(dict.fromkeys(check_ids(doc_ids, name="doc_ids")))
         if not wanted:
             return 0
         with self._write_lock:
@@ -569,21 +588,25 @@ class SqliteCorpus:
         query: str,
         *,
         k: int = 10,
-        mode: str = "hybrid",
+        mode: SearchMode = "hybrid",
         vector: np.ndarray | None = None,
         filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
         alpha: float | None = None,
     ) -> list[Hit]:
-        text = validate_query(query, self._max_query_chars)
-        check_k(k)
-        weight = self._alpha if alpha is None else check_fusion(self._fusion, alpha)[1]
-        if mode not in _MODES:
-            raise ValueError(f"unknown search mode {mode!r}; valid modes: {', '.join(_MODES)}")
-        spec = Filter.of(filters)
-        if spec is not None and not spec.conditions:
-            spec = None
-        blocked = self._rowids(exclude)
+        request = check_search(
+            query,
+            k=k,
+            mode=mode,
+            filters=filters,
+            exclude=exclude,
+            alpha=alpha,
+            max_query_chars=self._max_query_chars,
+        )
+        text, k, mode = request.text, request.k, request.mode
+        weight = self._alpha if request.alpha is None else request.alpha
+        spec = request.filters
+        blocked = self._rowids(request.exclude)
         if mode == "hybrid" and weight == 0.0:
             mode = "bm25"
         elif mode == "hybrid" and weight == 1.0:
@@ -628,11 +651,16 @@ class SqliteCorpus:
         filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
     ) -> GrepResult:
-        regex = compile_pattern(pattern, self._max_pattern_chars)
-        check_k(k)
-        spec = Filter.of(filters)
-        blocked = self._rowids(exclude)
-        checker = _FilterCheck(self._conn(), spec if spec and spec.conditions else None)
+        request = check_grep(
+            pattern,
+            k=k,
+            filters=filters,
+            exclude=exclude,
+            max_pattern_chars=self._max_pattern_chars,
+        )
+        regex, k = request.regex, request.k
+        blocked = self._rowids(request.exclude)
+        checker = _FilterCheck(self._conn(), request.filters)
 
         def accept(rowids: list[int]) -> set[int]:
             fresh = [r for r in rowids if r not in blocked]
@@ -651,13 +679,13 @@ class SqliteCorpus:
     def read(self, doc_id: str) -> list[Chunk]:
         rows = (
             self._conn()
-            .execute(_CHUNK_SQL + "WHERE d.doc_id = ? ORDER BY c.idx", (doc_id,))
+            .execute(_CHUNK_SQL + "WHERE d.doc_id = ? ORDER BY c.idx", (check_doc_id(doc_id),))
             .fetchall()
         )
         return _chunks(rows)
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        keys = _split_ids(chunk_ids)
+        keys = _split_ids(check_ids(chunk_ids, name="chunk_ids"))
         if not keys:
             return []
         rows = (
@@ -728,24 +756,30 @@ class SqliteCorpus:
         )
 
     def close(self) -> None:
+        """Saves what must be saved and releases every file and connection; when a step
+        fails the others still run, then CorpusError says what failed."""
         with self._write_lock:
             if self._closed:
                 return
+            steps: list[tuple[str, Callable[[], object]]] = []
             if isinstance(self._vectors, AnnVectors) and self._vectors.seq != self._seq:
-                self._commit_lexical(save_vectors=True)
-            self._lexical.close()
-            self._closed = True
-            with self._conns_lock:
-                for conn in self._conns:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
-                self._conns.clear()
+                steps.append(
+                    ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
+                )
+            steps += [
+                ("closing the BM25 index", self._lexical.close),
+                ("closing SQLite", self._close_connections),
+            ]
+            try:
+                release_all(f"store {self._path}", steps)
+            finally:
+                self._closed = True
 
     def __enter__(self) -> SqliteCorpus:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        close_on_exit(self.close, exc)
 
     def __repr__(self) -> str:
         return f"SqliteCorpus({str(self._path)!r}, embedder={self._embedder.name!r})"

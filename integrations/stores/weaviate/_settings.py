@@ -32,6 +32,7 @@ _URL_KEYS = {
     "batch_size": "batch_size",
     "batch_retries": "batch_retries",
     "grep_scan_limit": "grep_scan_limit",
+    "query_maximum_results": "query_maximum_results",
     "multi_tenancy": "multi_tenancy",
     "vectorizer": "vectorizer",
     "ollama_endpoint": "ollama_endpoint",
@@ -76,6 +77,10 @@ class WeaviateSettings(BaseSettings):
     batch_retries: int = Field(default=2, ge=0, le=10)
     # A grep pattern without a literal to pre-filter on scans at most this many chunks.
     grep_scan_limit: int = Field(default=20_000, ge=1)
+    # The server's QUERY_MAXIMUM_RESULTS (Weaviate's default): no query may reach past
+    # this many objects, and a batch delete removes at most this many. Reads and deletes
+    # page below it; set it when the server is configured otherwise.
+    query_maximum_results: int = Field(default=10_000, ge=2)
     # "none": sift's embedder supplies every vector; "text2vec-ollama": Weaviate also
     # gets the module configured (sift still sends vectors, the module serves near_text).
     vectorizer: str = "none"
@@ -139,7 +144,8 @@ class WeaviateSettings(BaseSettings):
         `weaviates://` turns TLS on. Query keys: grpc (port), grpc_host, collection,
         tenant, api_key_env (the name of an environment variable holding the API key:
         keys never travel in URLs), secure, timeout, insert_timeout, init_timeout,
-        batch_size, batch_retries, grep_scan_limit, multi_tenancy, vectorizer.
+        batch_size, batch_retries, grep_scan_limit, query_maximum_results, multi_tenancy,
+        vectorizer.
         Keyword overrides win over the URL.
         """
         parts = urlsplit(url)

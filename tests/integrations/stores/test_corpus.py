@@ -279,3 +279,16 @@ def test_concurrent_searches_and_writes(corpus: Corpus) -> None:
         t.join()
     assert errors == []
     assert corpus.stats().documents == 90
+
+
+def test_a_document_is_unchanged_exactly_when_nothing_stored_changed(corpus_factory) -> None:
+    store = corpus_factory()
+    base = Document(id="a", title="t", text="x 東京", metadata={"k": 1, "j": [1, 2]})
+    assert store.upsert([base]).added == 1
+    # Metadata key order is not a change.
+    same = Document(id="a", title="t", text="x 東京", metadata={"j": [1, 2], "k": 1})
+    assert store.upsert([same]).unchanged == 1
+    for change in ({"title": "u"}, {"text": "y 大阪"}, {"metadata": {"k": 2, "j": [1, 2]}}):
+        report = store.upsert([base.model_copy(update=change)])
+        assert report.updated == 1, change
+        assert store.upsert([base]).updated == 1, change

@@ -18,6 +18,7 @@ import pytest
 from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
 from sift.integrations.stores import open_store
 from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite.testing import reset_lexical_index
 from sift.types import Document
 
 
@@ -195,24 +196,18 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from sift.integrations.stores.sqlite import SqliteCorpus
-    from sift.integrations.stores.sqlite import _lexical
+    from sift.integrations.stores.sqlite.testing import interrupt_index_commit
     from sift.types import Document
 
     path, mode, index = sys.argv[1], sys.argv[2], sys.argv[3]
     store = SqliteCorpus(
         path, embedder="hash", chunk_tokens=24, batch_docs=7, vector_index=index
     )
-    if mode == "before-index-commit":
-        # Die exactly between SQLite's COMMIT and tantivy's commit.
-        def die(self, seq):
-            os.kill(os.getpid(), signal.SIGKILL)
-        _lexical.LexicalIndex.commit = die
-    if mode == "after-index-commit":
-        # tantivy committed, but the process dies before recording the sequence.
-        def die(self, seq):
-            self._w().commit()
-            os.kill(os.getpid(), signal.SIGKILL)
-        _lexical.LexicalIndex.commit = die
+    if mode in ("before-index-commit", "after-index-commit"):
+        # Die exactly between SQLite's COMMIT and tantivy's commit, or after tantivy
+        # committed but before the index recorded its sequence.
+        when = mode.split("-")[0]
+        interrupt_index_commit(store, when, lambda: os.kill(os.getpid(), signal.SIGKILL))
     body = " ".join(f"Sentence {j} of the filler text about rivers." for j in range(12))
     for batch in range(10_000):
         items = [
@@ -224,6 +219,31 @@ CHILD = textwrap.dedent(
         print(batch, flush=True)
     """
 )
+
+
+def test_a_failed_index_reset_leaves_a_clear_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash")
+    store.upsert(docs(5))
+    # The folder cannot be removed (another process holds it, say).
+    monkeypatch.setattr("shutil.rmtree", lambda *args, **kwargs: None)
+    with pytest.raises(CorpusError, match="cannot clear the BM25 index folder"):
+        reset_lexical_index(store)
+    for call in (
+        lambda: store.search("Uniqued3word", mode="bm25"),
+        store.stats,
+        lambda: store.upsert(docs(1, prefix="late")),
+    ):
+        with pytest.raises(CorpusError, match=r"BM25 index .* is unusable"):
+            call()
+    store.close()
+    monkeypatch.undo()
+    # Reopened, the store rebuilds the index from SQLite; nothing was lost.
+    with SqliteCorpus(path) as again:
+        assert again.stats().documents == 5
+        assert again.search("Uniqued3word", k=1, mode="bm25")[0].chunk.doc_id == "d3"
 
 
 def _run_child(path: Path, mode: str, kill_after: int | None, index: str = "exact") -> list[int]:
@@ -347,3 +367,36 @@ def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -
     (path / "vectors.json").unlink()
     with SqliteCorpus(path, vector_index="ann") as store:
         assert store.stats().extra["vector_chunks"] == 64
+
+
+def test_close_releases_everything_and_then_reports_what_failed(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash", vector_index="ann")
+    store.upsert(docs(5))
+    # Saving the vector graph on close cannot write its temporary file.
+    (path / "vectors.tmp").mkdir()
+    with pytest.raises(CorpusError, match="saving the vector index failed") as failure:
+        store.close()
+    assert str(path) in str(failure.value)
+    with pytest.raises(CorpusError, match="closed"):
+        store.search("Uniqued1word")
+    store.close()  # closing again is a no-op
+    (path / "vectors.tmp").rmdir()
+    # The BM25 writer and SQLite were released all the same: another store writes at once,
+    # and the vectors the graph did not save are replayed from SQLite.
+    with SqliteCorpus(path) as again:
+        assert again.upsert(docs(2, prefix="after")).added == 2
+        assert again.stats().extra["vector_chunks"] == 7
+        assert again.search("Uniqued3word", k=1, mode="dense")[0].chunk.doc_id == "d3"
+
+
+def test_a_close_failure_does_not_hide_the_error_that_left_the_block(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash", vector_index="ann")
+    store.upsert(docs(3))
+    (path / "vectors.tmp").mkdir()
+    with pytest.raises(KeyError, match="the real problem"), store:
+        raise KeyError("the real problem")
+    assert "saving the vector index failed" in caplog.text

@@ -4,7 +4,6 @@ each Corpus operation, and how the replies map back to sift's types."""
 from __future__ import annotations
 
 import socket
-import uuid
 
 import grpc
 import numpy as np
@@ -15,8 +14,7 @@ from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Condition, Filter
 from sift.integrations.embedders import get_embedder
 from sift.integrations.stores import open_store
-from sift.integrations.stores.weaviate import WeaviateCorpus, WeaviateSettings
-from sift.integrations.stores.weaviate._schema import CHUNK_NAMESPACE
+from sift.integrations.stores.weaviate import WeaviateCorpus, WeaviateSettings, chunk_uuid
 from sift.integrations.stores.weaviate.testing import FakeWeaviate
 from sift.types import Document
 
@@ -141,6 +139,12 @@ def test_health_reports_each_part(fake, open_corpus) -> None:
 # --------------------------------------------------------------------------- writes
 
 
+def test_object_uuids_are_fixed_across_machines_and_releases() -> None:
+    # Re-ingesting into an existing collection overwrites only while these never change.
+    assert chunk_uuid("a_0") == "23553de3-89d6-5c05-b759-aba6b888a412"
+    assert chunk_uuid("文書_3") == "bedf6d9f-314a-579b-b7c4-25fd894dd343"
+
+
 def test_schema_and_batch_objects(fake, open_corpus) -> None:
     corpus = open_corpus()
     name = corpus.settings.collection
@@ -175,7 +179,7 @@ def test_schema_and_batch_objects(fake, open_corpus) -> None:
     embedder = get_embedder("hash")
     for obj, doc in zip(objects, DOCS, strict=True):
         assert obj.collection == name and obj.tenant == ""
-        assert obj.uuid == str(uuid.uuid5(CHUNK_NAMESPACE, f"{doc.id}_0"))
+        assert obj.uuid == chunk_uuid(f"{doc.id}_0")
         sent = np.frombuffer(
             obj.vectors[0].vector_bytes if obj.vectors else obj.vector_bytes, dtype="<f4"
         )
@@ -215,7 +219,7 @@ def test_objects_that_keep_failing_fail_their_document_which_is_cleaned_up(
 ) -> None:
     corpus = open_corpus(chunk_tokens=8, batch_retries=2)
     long_text = " ".join(f"Sentence number {i} is here." for i in range(6))
-    bad_uuid = str(uuid.uuid5(CHUNK_NAMESPACE, "bad_1"))
+    bad_uuid = chunk_uuid("bad_1")
     fake.reject(lambda u, props: "disk full" if u == bad_uuid else None)
     mark = len(fake.grpc_calls)
     report = corpus.upsert([Document(id="good", text="Fine."), Document(id="bad", text=long_text)])
@@ -410,7 +414,8 @@ def test_grep_narrows_with_a_like_filter_in_corpus_order(fake, open_corpus) -> N
     result = corpus.grep(r"(?i)QUICK \w+", k=5)
     (request,) = since(fake, mark, "Search")
     (like,) = [f for f in leaves(request.filters) if f.operator == OP.OPERATOR_LIKE]
-    assert prop(like) == "text" and like.value_text == "*quick*"
+    # Under (?i) the K ends the literal: RE2 also matches the Kelvin sign there.
+    assert prop(like) == "text" and like.value_text == "*quic*"
     assert [s.path[0] for s in request.sort_by] == ["seq", "chunk_index"]
     assert [h.chunk.doc_id for h in result.hits] == ["a", "c"]
     assert [h.score for h in result.hits] == [1.0, 1.0] and result.note is None
@@ -529,6 +534,9 @@ def test_url_parsing(monkeypatch) -> None:
     )
     assert s.api_key is not None and s.api_key.get_secret_value() == "k-123"
     assert s.query_timeout == 5 and not s.secure and "k-123" not in s.url()
+    assert s.query_maximum_results == 10_000  # Weaviate's default window
+    small = WeaviateSettings.from_url("weaviate://h:1?query_maximum_results=500")
+    assert small.query_maximum_results == 500
     tls = WeaviateSettings.from_url("weaviates://cluster.example.com?grpc_host=grpc.example.com")
     assert tls.secure and tls.http_port == 443 and tls.grpc_address == "grpc.example.com:50051"
     with pytest.raises(ValueError, match="unknown option 'colection'"):
@@ -567,7 +575,7 @@ def test_a_failed_update_keeps_the_previous_version(fake, open_corpus) -> None:
     corpus.upsert([Document(id="doc", text=first, metadata={"v": 1})])
     before = corpus.read("doc")
     stored = {u: o.vector.copy() for u, o in fake.objects(corpus.settings.collection).items()}
-    bad_uuid = str(uuid.uuid5(CHUNK_NAMESPACE, "doc_1"))
+    bad_uuid = chunk_uuid("doc_1")
     fake.reject(
         lambda u, props: "shard read-only" if u == bad_uuid and props.get("m_v") == 2 else None
     )
@@ -610,3 +618,119 @@ def test_a_collection_keeps_its_chunk_size(open_corpus) -> None:
     text = " ".join(f"Sentence number {i} is here." for i in range(6))
     again.upsert([Document(id="long", text=text)])
     assert len(again.read("long")) > 2
+
+
+def test_a_failed_client_close_is_reported_and_hides_no_other_error(
+    fake, open_corpus, monkeypatch, caplog
+) -> None:
+    import weaviate
+
+    original = weaviate.WeaviateClient.close
+
+    def failing(self: weaviate.WeaviateClient) -> None:
+        original(self)
+        raise RuntimeError("gRPC channel would not shut down")
+
+    corpus = open_corpus()
+    view = corpus.with_tenant("t1")
+    monkeypatch.setattr(weaviate.WeaviateClient, "close", failing)
+    view.close()  # the connection is still used by `corpus`: nothing to close yet
+    with pytest.raises(CorpusError, match=r"closing the client failed .*would not shut down"):
+        corpus.close()
+    corpus.close()  # a second close is a no-op
+    other = open_corpus()
+    with pytest.raises(ValueError, match="the real problem"), other:
+        raise ValueError("the real problem")
+    assert "closing the client failed" in caplog.text
+
+
+# --------------------------------------------------------------------------- query window
+
+
+def test_reads_updates_and_deletes_reach_past_the_query_window() -> None:
+    """Weaviate answers no query past QUERY_MAXIMUM_RESULTS objects and deletes at most
+    that many per request; with a window of 5, every operation still sees all 12+ chunks
+    of a document, and no request asks past the window."""
+    window = 5
+    long_text = " ".join(f"Sentence number {i} is here." for i in range(12))
+    with FakeWeaviate(query_maximum_results=window) as fake:
+        settings = fake.settings(collection="Window", query_maximum_results=window)
+        with WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as corpus:
+            docs = [
+                Document(id="doc", text=long_text),
+                Document(id="other", text=long_text.replace("Sentence", "Line")),
+                Document(id="short", text="Only a few words."),
+            ]
+            assert not corpus.upsert(docs).failed
+            stored = fake.objects("Window")
+            n_doc = sum(1 for o in stored.values() if o.properties["doc_id"] == "doc")
+            assert n_doc > 2 * window
+
+            mark = len(fake.grpc_calls)
+            chunks = corpus.read("doc")
+            assert [c.index for c in chunks] == list(range(n_doc))
+            assert "".join(c.text for c in chunks).replace(" ", "") == long_text.replace(" ", "")
+            searches = since(fake, mark, "Search")
+            assert len(searches) == n_doc // window + 1
+            assert all(s.limit <= window and not s.offset for s in searches)
+            later = [leaf for s in searches[1:] for leaf in leaves(s.filters)]
+            assert any(leaf.operator == OP.OPERATOR_GREATER_THAN for leaf in later)
+
+            ids = [c.chunk_id for c in chunks]
+            assert [c.chunk_id for c in corpus.get_chunks(ids)] == ids
+
+            # A failed update puts back every chunk of the previous version.
+            before = {
+                u: (o.properties["text"], o.vector.tobytes())
+                for u, o in stored.items()
+                if o.properties["doc_id"] == "doc"
+            }
+            bad = chunk_uuid("doc_1")
+            fake.reject(
+                lambda u, props: "read-only" if u == bad and "there" in props["text"] else None
+            )
+            changed = Document(id="doc", text=long_text.replace("here", "there"))
+            report = corpus.upsert([changed, Document(id="other", text="Now short.")])
+            fake.reject(None)
+            assert [f.doc_id for f in report.failed] == ["doc"]
+            assert "previous version of the document is kept" in report.failed[0].error
+            assert [c.text for c in corpus.read("doc")] == [c.text for c in chunks]
+            restored = {
+                u: (o.properties["text"], o.vector.tobytes())
+                for u, o in fake.objects("Window").items()
+                if o.properties["doc_id"] == "doc"
+            }
+            assert restored == before
+            # "other" shrank from many chunks to one: every stale chunk is gone.
+            assert [c.chunk_id for c in corpus.read("other")] == ["other_0"]
+
+            # grep with a literal walks every candidate in corpus order.
+            hits = corpus.grep(r"Sentence number \d+", k=100).hits
+            assert [h.chunk.chunk_id for h in hits] == ids
+            assert all(s.limit <= window and not s.offset for s in fake.calls("Search"))
+
+            assert corpus.delete(["doc", "other", "short"]) == 3
+            assert fake.objects("Window") == {}
+
+
+def test_grep_pages_past_documents_that_share_an_ingest_sequence(monkeypatch) -> None:
+    # Two writers can stamp two documents with the same sequence (the same microsecond);
+    # paging grep's candidates by (sequence, chunk index) must not skip either one.
+    window = 5
+    text = " ".join(f"Marker number {i} here." for i in range(4))
+    with FakeWeaviate(query_maximum_results=window) as fake:
+        settings = fake.settings(collection="Ties", query_maximum_results=window)
+        with (
+            WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as one,
+            WeaviateCorpus(settings, embedder="hash", chunk_tokens=8) as two,
+        ):
+            monkeypatch.setattr("time.time_ns", lambda: 1_700_000_000_000_000_000)
+            one.upsert([Document(id="a", text=text)])
+            two.upsert([Document(id="b", text=text)])
+            monkeypatch.undo()
+            seqs = {o.properties["seq"] for o in fake.objects("Ties").values()}
+            assert len(seqs) == 1
+            expected = sorted(c.chunk_id for d in ("a", "b") for c in one.read(d))
+            assert len(expected) > window
+            hits = one.grep("Marker", k=100).hits
+            assert sorted(h.chunk.chunk_id for h in hits) == expected

@@ -1,0 +1,41 @@
+"""Fault injection for tests of the embedded store: the points at which crash and
+recovery tests interrupt a `SqliteCorpus`, reached without its private modules.
+
+    store = SqliteCorpus(path)
+    interrupt_index_commit(store, "before", lambda: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from sift.integrations.stores.sqlite._store import SqliteCorpus
+
+__all__ = ["interrupt_index_commit", "reset_lexical_index"]
+
+
+def interrupt_index_commit(
+    store: SqliteCorpus, when: Literal["before", "after"], action: Callable[[], None]
+) -> None:
+    """Runs `action` at the store's next BM25 index commits: "before" tantivy commits
+    (SQLite has committed), or "after" tantivy committed but before the index records
+    which change sequence it holds. `action` is expected not to return (a crash)."""
+    lexical = store._lexical
+    commit = lexical.commit
+
+    def interrupted(seq: int) -> None:
+        if when == "before":
+            action()
+        else:
+            lexical._w().commit()
+            action()
+        commit(seq)
+
+    lexical.commit = interrupted  # type: ignore[method-assign]
+
+
+def reset_lexical_index(store: SqliteCorpus) -> None:
+    """Empties the store's BM25 index as a rebuild does (without refilling it), so tests
+    can make that step fail and see what the store does next."""
+    store._lexical.reset()
