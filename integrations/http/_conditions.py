@@ -207,17 +207,23 @@ def _date_test(field: str, op: FilterOp, instant: float) -> Callable[[Record], b
     return test
 
 
+def _native_test(condition: Condition) -> Callable[[Record], bool]:
+    single = Filter(conditions=(condition,))
+    return lambda record: matches(single, record)
+
+
 def _predicate(condition: DifyCondition) -> tuple[Callable[[Record], bool], Condition | None]:
     """A test of one condition, and its sift Condition when the store can run it."""
     op, kind = DIFY_OPERATORS[condition.comparison_operator]
     value = _value(condition, op, kind)
     names = condition.names
+    tests: list[Callable[[Record], bool]]
     if kind == "date":
         tests = [_date_test(n, op, value) for n in names]
         native = None
     else:
         conditions = [Condition(field=n, op=op, value=value) for n in names]
-        tests = [lambda r, c=c: matches(Filter(conditions=(c,)), r) for c in conditions]
+        tests = [_native_test(c) for c in conditions]
         native = conditions[0] if len(conditions) == 1 else None
     if op in _NEGATIVE:
         return (lambda r: all(t(r) for t in tests)), native

@@ -131,6 +131,12 @@ def _serve(app: object) -> tuple[uvicorn.Server, threading.Thread, str]:
 
 
 @pytest.fixture
+def http_documents() -> tuple[Document, ...]:
+    """The documents every test collection holds."""
+    return tuple(DOCS)
+
+
+@pytest.fixture
 def start_server() -> Iterator[object]:
     """Starts more servers (other settings) for one test; stops them afterwards."""
     started: list[tuple[uvicorn.Server, threading.Thread]] = []

@@ -394,7 +394,7 @@ def test_search_streams_progress_then_the_result(served):
         assert json.loads(frame["data"])["event"] == frame["event"]
     result = SearchResult.model_validate_json(events[-1]["data"])
     assert 0 < len(result.evidence) <= 3
-    assert served.service.limiter.active == 0
+    assert served.service.admission.active == 0
 
 
 def test_stream_errors_arrive_before_the_stream(served):
@@ -408,7 +408,7 @@ def test_stream_errors_arrive_before_the_stream(served):
 
 
 def test_a_stream_left_early_gives_its_slot_back(served):
-    limiter = served.service.limiter
+    limiter = served.service.admission
     with (
         served.client() as client,
         client.stream(
@@ -430,7 +430,7 @@ def test_a_stream_left_early_gives_its_slot_back(served):
 
 
 def test_concurrent_retrievals_answer_or_429(served):
-    limiter = served.service.limiter
+    limiter = served.service.admission
 
     def ask(_: int) -> httpx.Response:
         with served.client() as client:
