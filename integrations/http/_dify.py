@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from sift.integrations.http._conditions import (
     ConditionValueError,
@@ -30,7 +30,7 @@ from sift.integrations.http._deps import (
 from sift.integrations.http._engine import SearchPlan
 from sift.integrations.http._errors import INVALID_REQUEST, SERVICE_RESPONSES, ApiError
 from sift.integrations.http._settings import ApiKey
-from sift.integrations.http._unicode import surrogate_problem
+from sift.integrations.http._unicode import ValidUnicodeModel
 from sift.types import Evidence
 
 __all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
@@ -50,16 +50,8 @@ class RetrievalSetting(BaseModel):
     )
 
 
-class RetrievalRequest(BaseModel):
+class RetrievalRequest(ValidUnicodeModel):
     model_config = ConfigDict(extra="ignore")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _valid_unicode(cls, data: Any) -> Any:
-        problem = surrogate_problem(data)
-        if problem:
-            raise ValueError(problem)
-        return data
 
     knowledge_id: str = Field(
         min_length=1, max_length=128, description="The collection (External Knowledge ID in Dify)."

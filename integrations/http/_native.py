@@ -12,7 +12,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.background import BackgroundTask
 
 from sift.filters import Filter
@@ -36,7 +36,7 @@ from sift.integrations.http._errors import (
     validation_details,
 )
 from sift.integrations.http._settings import ApiKey, SearchModeName
-from sift.integrations.http._unicode import surrogate_problem
+from sift.integrations.http._unicode import ValidUnicodeModel, surrogate_problem
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
 __all__ = ["DocumentsRequest", "router"]
@@ -61,16 +61,8 @@ class BudgetTiers(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(ValidUnicodeModel):
     model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _valid_unicode(cls, data: Any) -> Any:
-        problem = surrogate_problem(data)
-        if problem:
-            raise ValueError(problem)
-        return data
 
     collection: str = Field(min_length=1, max_length=128)
     question: str = Field(min_length=1)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["surrogate_problem"]
+from pydantic import BaseModel, model_validator
+
+__all__ = ["ValidUnicodeModel", "surrogate_problem"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -40,3 +42,15 @@ def surrogate_problem(value: Any, where: str = "body") -> str | None:
             if problem:
                 return problem
     return None
+
+
+class ValidUnicodeModel(BaseModel):
+    """A request body whose every string (keys included) must be valid Unicode."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        problem = surrogate_problem(data)
+        if problem:
+            raise ValueError(problem)
+        return data

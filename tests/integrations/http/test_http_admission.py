@@ -117,30 +117,29 @@ def _client(url: str) -> httpx.Client:
     return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
 
 
-def _hold_the_slot(url: str, pool: ThreadPoolExecutor) -> Any:
-    """A native search driven by the gated Ollama: it holds a working slot until the gate
-    opens."""
+def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gate: Gate) -> Any:
+    """Once the service is ready, a native search driven by the gated Ollama: it holds a
+    working slot until the gate opens."""
+    _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
 
     def search() -> httpx.Response:
-        with _client(url) as client:
-            return client.post(
+        with _client(url) as own:
+            return own.post(
                 "/v1/search",
                 json={"collection": "docs", "question": QUESTION, "policy": "ollama"},
             )
 
-    return pool.submit(search)
+    holder = pool.submit(search)
+    _wait_until(lambda: gate.waiting == 1, "the first search reached the model")
+    return holder
 
 
-def test_requests_wait_in_the_queue_while_health_answers(
-    store_root, start_server, gate, ollama
-):
+def test_requests_wait_in_the_queue_while_health_answers(store_root, start_server, gate, ollama):
     app = _app(store_root, max_concurrency=1, queue_size=4, queue_wait_s=60)
     url = start_server(app)
     admission = app.state.sift.admission
     with ThreadPoolExecutor(4) as pool, _client(url) as client:
-        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
-        holder = _hold_the_slot(url, pool)
-        _wait_until(lambda: gate.waiting == 1, "the first search reached the model")
+        holder = _hold_the_slot(url, pool, client, gate)
         waiter = pool.submit(lambda: _client(url).post("/retrieval", json=_retrieval()))
         _wait_until(lambda: admission.queued == 1, "the retrieval waits in the queue")
         # Every slot is busy and a request is queued: the event loop still answers.
@@ -171,9 +170,7 @@ def test_full_queue_and_expired_wait_are_429_with_retry_after(
     url = start_server(app)
     admission = app.state.sift.admission
     with ThreadPoolExecutor(4) as pool, _client(url) as client:
-        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
-        holder = _hold_the_slot(url, pool)
-        _wait_until(lambda: gate.waiting == 1, "the first search reached the model")
+        holder = _hold_the_slot(url, pool, client, gate)
         queued = pool.submit(
             lambda: _client(url).post(
                 "/v1/collections/docs/documents", json={"documents": [{"id": "q", "text": "q"}]}
@@ -266,7 +263,7 @@ def test_readiness_waits_for_warm_up_and_requests_wait_within_their_deadline(
 ):
     # Warming the Ollama policy waits for the gated model: start-up is slow at will.
     app = _app(store_root, warm_policies=["heuristic", "ollama"], retrieval_deadline_s=0.3)
-    url = start_server(app)
+    url = start_server(app, ready=False)
     with _client(url) as client:
         live = client.get("/healthz")
         assert live.status_code == 200 and live.json()["ready"] is False
@@ -303,14 +300,15 @@ def test_client_leaving_a_queued_request_frees_its_place(store_root, start_serve
     url = start_server(app)
     admission = app.state.sift.admission
     with ThreadPoolExecutor(4) as pool, _client(url) as client:
-        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
-        holder = _hold_the_slot(url, pool)
-        _wait_until(lambda: gate.waiting == 1, "the first search reached the model")
+        holder = _hold_the_slot(url, pool, client, gate)
 
         def impatient() -> None:
-            with httpx.Client(
-                base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=0.5
-            ) as quick, pytest.raises(httpx.ReadTimeout):
+            with (
+                httpx.Client(
+                    base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=0.5
+                ) as quick,
+                pytest.raises(httpx.ReadTimeout),
+            ):
                 quick.post("/retrieval", json=_retrieval())
 
         pool.submit(impatient).result(timeout=60)
