@@ -145,6 +145,15 @@ class Collections:
                 f"knowledge base {collection.name!r} cannot be opened: {exc}",
             ) from None
 
+    def discard(self, name: str) -> None:
+        """Closes and forgets one open store (after a failed write), so the next request
+        opens it again."""
+        with self._opening:
+            corpus = self._open.pop(name, None)
+        if corpus is not None:
+            with contextlib.suppress(Exception):
+                corpus.close()
+
     def close(self) -> None:
         with self._opening:
             for corpus in self._open.values():

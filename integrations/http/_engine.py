@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import threading
 import time
@@ -162,10 +163,13 @@ def _agentic(
     )
 
 
+_NO_SPACE = ("No space left on device", "os error 28", "database or disk is full", "StorageFull")
+
+
 def _no_space(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno == 28:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
-    return "No space left on device" in str(exc) or "os error 28" in str(exc)
+    return any(marker in str(exc) for marker in _NO_SPACE)
 
 
 class Engine:
@@ -292,9 +296,15 @@ class Engine:
             wait = min(self.settings.queue_wait_s, due - time.monotonic())
         return await self.admission.acquire(wait)
 
-    async def run(self, slot: Slot, work: Callable[[], T]) -> T:
+    async def run(
+        self, slot: Slot, work: Callable[[], T], collection: Collection | None = None
+    ) -> T:
         """`work` on a worker holding `slot`; store failures mapped to their answers."""
-        future = self._submit(slot, work)
+        try:
+            future = self._submit(slot, work)
+        except BaseException:
+            slot.release()
+            raise
         try:
             return await asyncio.shield(future)
         except ApiError:
@@ -303,6 +313,10 @@ class Engine:
             raise ApiError(422, INVALID_REQUEST, str(exc)) from None
         except (CorpusError, OSError, ValueError) as exc:
             if _no_space(exc):
+                if collection is not None:
+                    # Its index writer may have died with the write: the next request
+                    # opens the store afresh, which replays what the indexes missed.
+                    await asyncio.to_thread(self.collections.discard, collection.name)
                 raise _disk_full(exc) from None
             if isinstance(exc, CorpusError):
                 raise ApiError(
@@ -416,7 +430,7 @@ class Engine:
             with self.write_lock(collection.name):
                 return corpus.upsert(documents)
 
-        return await self.run(slot, work)
+        return await self.run(slot, work, collection)
 
     async def delete(self, slot: Slot, collection: Collection, doc_id: str) -> int:
         def work() -> int:
@@ -424,7 +438,7 @@ class Engine:
             with self.write_lock(collection.name):
                 return corpus.delete([doc_id])
 
-        return await self.run(slot, work)
+        return await self.run(slot, work, collection)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -434,7 +448,7 @@ def _disk_full(exc: BaseException) -> ApiError:
     return ApiError(
         507,
         STORAGE_FULL,
-        f"the store's disk is full; nothing of this request was stored ({exc})",
+        f"the store's disk is full: {exc}",
     )
 
 
