@@ -104,9 +104,52 @@ def _keys(settings: ServerSettings) -> list[ApiKey]:
     return [ApiKey(key=SecretStr(generated), name="generated")]
 
 
-def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
+# Python's whitespace (what str.strip() removes), spelled out: JSON Schema's \s differs.
+_SPACE = (
+    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+_RESERVED_METADATA = ["doc_id", "title", "chunk_id", "chunk_index"]
+
+
+def _document_rules(document: dict[str, Any]) -> None:
+    """A document's rules as the service checks them, in its schema: text with something
+    besides spaces; an id without control characters or edge spaces; no reserved metadata
+    key."""
+    fields = document["properties"]
+    fields["text"].update(minLength=1, pattern=f"[^{_SPACE}]")
+    edge = f"[^{_SPACE}\\x00]"
+    # Three patterns, not one anchored at both ends: Python's `$` also matches before a
+    # final newline, JSON Schema's does not.
+    fields["id"]["allOf"] = [
+        {"pattern": f"^{edge}"},
+        {"pattern": f"{edge}$"},
+        {"not": {"pattern": "[\\n\\r\\t\\x00]"}},
+    ]
+    fields["metadata"]["propertyNames"] = {"not": {"enum": _RESERVED_METADATA}}
+
+
+def _server_limits(schemas: dict[str, Any], settings: ServerSettings) -> None:
+    """This server's limits, written into the schemas so that clients (and schema-driven
+    testers) know them before sending: a request within them is never refused for size."""
+    limits = {
+        ("RetrievalSetting", "top_k"): {"maximum": settings.max_top_k},
+        ("RetrievalRequest", "query"): {"maxLength": settings.max_query_chars},
+        ("SearchRequest", "question"): {"maxLength": settings.max_query_chars},
+        ("SearchRequest", "top_k"): {"maximum": settings.max_top_k},
+        ("SearchRequest", "rollouts"): {"maximum": settings.max_rollouts},
+        ("DocumentsRequest", "documents"): {"maxItems": settings.max_documents_per_request},
+    }
+    for (model, field), bound in limits.items():
+        prop = schemas[model]["properties"][field]
+        # An optional field is anyOf [its type, null]: the bound goes on its type.
+        target = next((s for s in prop.get("anyOf", []) if s.get("type") != "null"), prop)
+        target.update(bound)
+
+
+def _openapi(app: FastAPI, settings: ServerSettings) -> Callable[[], dict[str, Any]]:
     """The app's OpenAPI document, plus the schemas of bodies that are parsed off the event
-    loop (the ingest batch), which FastAPI cannot see."""
+    loop (the ingest batch), which FastAPI cannot see, and this server's limits."""
 
     def build() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -120,7 +163,9 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
             extra = DocumentsRequest.model_json_schema(ref_template="#/components/schemas/{model}")
             for name, schema in extra.pop("$defs", {}).items():
                 schemas.setdefault(name, schema)
+            _document_rules(schemas["Document"])
             schemas["DocumentsRequest"] = extra
+            _server_limits(schemas, settings)
             app.openapi_schema = document
         return app.openapi_schema
 
@@ -159,7 +204,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     install_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
-    app.openapi = _openapi(app)  # type: ignore[method-assign]
+    app.openapi = _openapi(app, settings)  # type: ignore[method-assign]
 
     # The last added is the outermost: metrics see every answer, 413s and 408s included,
     # and the body guard applies before anything reads the body.

@@ -64,8 +64,43 @@ _NEGATIVE: set[FilterOp] = {"not_contains", "ne", "not_in", "empty"}
 Scalar = str | int | float | bool | None
 
 
+_INSTANT_SCHEMA: list[dict[str, Any]] = [
+    {"type": "number"},
+    {"type": "string", "format": "date"},
+    {"type": "string", "format": "date-time"},
+]
+
+
+def _condition_schema(schema: dict[str, Any]) -> None:
+    """The OpenAPI schema states what the service checks: the operator is one of Dify's
+    (or an alias), and `before` / `after` take an instant (ISO 8601 or Unix time)."""
+    dates = [op for op, (_, kind) in DIFY_OPERATORS.items() if kind == "date"]
+    others = [op for op in [*DIFY_OPERATORS, *_ALIASES] if op not in dates]
+    schema["properties"]["comparison_operator"]["enum"] = [*others, *dates]
+    schema["oneOf"] = [
+        {"properties": {"comparison_operator": {"enum": others}}},
+        {
+            "properties": {
+                "comparison_operator": {"enum": dates},
+                "value": {
+                    "anyOf": [
+                        *_INSTANT_SCHEMA,
+                        {
+                            "type": "array",
+                            "items": {"anyOf": _INSTANT_SCHEMA},
+                            "minItems": 1,
+                            "maxItems": 1,
+                        },
+                    ]
+                },
+            },
+            "required": ["value"],
+        },
+    ]
+
+
 class DifyCondition(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_condition_schema)
 
     name: str | list[str] = Field(description="Metadata field, or several.")
     comparison_operator: str = Field(description="One of Dify's comparison operators.")

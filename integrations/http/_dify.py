@@ -29,8 +29,8 @@ from sift.integrations.http._deps import (
 )
 from sift.integrations.http._engine import SearchPlan
 from sift.integrations.http._errors import INVALID_REQUEST, SERVICE_RESPONSES, ApiError
-from sift.integrations.http._settings import ApiKey
-from sift.integrations.http._unicode import ValidUnicodeModel
+from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey
+from sift.integrations.http._validation import RequestModel
 from sift.types import Evidence
 
 __all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
@@ -41,7 +41,7 @@ router = APIRouter(tags=["dify"])
 _POST_FILTER_OVERFETCH = 4
 
 
-class RetrievalSetting(BaseModel):
+class RetrievalSetting(RequestModel):
     model_config = ConfigDict(extra="ignore")
 
     top_k: int = Field(ge=1, description="Maximum number of records.")
@@ -50,13 +50,16 @@ class RetrievalSetting(BaseModel):
     )
 
 
-class RetrievalRequest(ValidUnicodeModel):
+class RetrievalRequest(RequestModel):
     model_config = ConfigDict(extra="ignore")
 
     knowledge_id: str = Field(
-        min_length=1, max_length=128, description="The collection (External Knowledge ID in Dify)."
+        min_length=1,
+        max_length=128,
+        pattern=COLLECTION_PATTERN,
+        description="The collection (External Knowledge ID in Dify).",
     )
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, pattern=r"\S")
     retrieval_setting: RetrievalSetting
     metadata_condition: MetadataCondition | None = None
 

@@ -311,6 +311,8 @@ class Engine:
             raise
         except DocumentError as exc:
             raise ApiError(422, INVALID_REQUEST, str(exc)) from None
+        except ModelServerError as exc:
+            raise _search_error(exc) from None
         except (CorpusError, OSError, ValueError) as exc:
             if _no_space(exc):
                 if collection is not None:

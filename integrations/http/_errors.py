@@ -79,6 +79,7 @@ _RETRY_AFTER = {
 # The answers any request may get before it reaches its endpoint (the body guard, the
 # router's own 404/405): every operation documents them.
 COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "4000: the body is not JSON in UTF-8."},
     404: {"model": ErrorBody, "description": "4040: no such endpoint."},
     405: {"model": ErrorBody, "description": "4050: method not allowed."},
     408: {
@@ -93,10 +94,15 @@ COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
 # The error answers every authenticated endpoint documents in the OpenAPI document.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     **COMMON_RESPONSES,
+    401: {
+        "model": ErrorBody,
+        "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}},
+        "description": "1001: no Authorization header at all.",
+    },
     403: {
         "model": ErrorBody,
-        "description": "1001: missing or malformed Authorization "
-        "header; 1002: wrong key, or the key may not use this collection.",
+        "description": "1001: malformed Authorization header (Dify's code); 1002: wrong "
+        "key, or the key may not use this collection.",
     },
     404: {
         "model": ErrorBody,
@@ -195,6 +201,8 @@ def install_handlers(app: Any) -> None:
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         if exc.status_code == 404 and message == "Not Found":
             message = "no such endpoint; see /openapi.json for the API"
+        elif exc.status_code == 400 and "parsing the body" in message:
+            message = "the request body is not JSON in UTF-8"
         return ApiError(exc.status_code, code, message, headers=exc.headers).response()
 
     @app.exception_handler(Exception)

@@ -35,8 +35,8 @@ from sift.integrations.http._errors import (
     ApiError,
     validation_details,
 )
-from sift.integrations.http._settings import ApiKey, SearchModeName
-from sift.integrations.http._unicode import ValidUnicodeModel, surrogate_problem
+from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
+from sift.integrations.http._validation import RequestModel, surrogate_problem
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
 __all__ = ["DocumentsRequest", "router"]
@@ -48,10 +48,19 @@ router = APIRouter(prefix="/v1", tags=["native"])
 
 KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
 ServiceDep = Annotated[Service, Depends(service)]
-CollectionName = Annotated[str, Path(min_length=1, max_length=128)]
+CollectionName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=128,
+        pattern=COLLECTION_PATTERN,
+        description="Letters, digits, '_', '-' or '.', starting with a letter or digit.",
+    ),
+]
+DocumentId = Annotated[str, Path(min_length=1, max_length=512)]
 
 
-class BudgetTiers(BaseModel):
+class BudgetTiers(RequestModel):
     """The token tiers of the episode (DESIGN "Budget tiers"); unset ones keep defaults."""
 
     model_config = ConfigDict(extra="forbid")
@@ -61,11 +70,11 @@ class BudgetTiers(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
 
 
-class SearchRequest(ValidUnicodeModel):
+class SearchRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
-    collection: str = Field(min_length=1, max_length=128)
-    question: str = Field(min_length=1)
+    collection: str = Field(min_length=1, max_length=128, pattern=COLLECTION_PATTERN)
+    question: str = Field(min_length=1, pattern=r"\S")
     filters: dict[str, Any] | None = Field(
         default=None,
         description='Short form {"lang": "en", "year": {"gte": 2000}} or a full filter '
@@ -298,15 +307,13 @@ def _documents(raw: bytes, limit: int) -> list[Document]:
             f"{len(body.documents)} documents in one request; "
             f"the limit is {limit}: split the batch",
         )
-    seen: set[str] = set()
-    for document in body.documents:
-        if document.id in seen:
+    for position, document in enumerate(body.documents):
+        if not document.text.strip():
             raise ApiError(
                 422,
                 INVALID_REQUEST,
-                f"document id {document.id!r} appears twice in the batch; nothing was stored",
+                f"documents[{position}] ({document.id!r}) has no text; nothing was stored",
             )
-        seen.add(document.id)
     return body.documents
 
 
@@ -341,6 +348,11 @@ async def upsert_documents(
     slot = await svc.engine.admit()
     limit = svc.settings.max_documents_per_request
     report = await svc.engine.upsert(slot, collection, lambda: _documents(raw, limit))
+    if report.failed and not (report.added or report.updated or report.unchanged):
+        # Nothing was stored: a client error, not a partial success.
+        details = [{"field": f"document {f.doc_id!r}", "problem": f.error} for f in report.failed]
+        summary = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
+        raise ApiError(422, INVALID_REQUEST, f"no document was stored: {summary}", details=details)
     if report.failed:
         return JSONResponse(jsonable_encoder(report), status_code=207)
     return report
@@ -353,12 +365,10 @@ async def upsert_documents(
     summary="Delete one document and its chunks",
 )
 async def delete_document(
-    name: CollectionName, doc_id: str, key: KeyDep, svc: ServiceDep
+    name: CollectionName, doc_id: DocumentId, key: KeyDep, svc: ServiceDep
 ) -> Deleted:
     svc.auth.check_collection(key, name)
     collection = svc.collections.get(name)
-    if not doc_id or len(doc_id) > 512:
-        raise ApiError(422, INVALID_REQUEST, "doc_id must have 1 to 512 characters")
     slot = await svc.engine.admit()
     deleted = await svc.engine.delete(slot, collection, doc_id)
     if not deleted:

@@ -19,7 +19,9 @@ __all__ = ["ApiKey", "CollectionConfig", "SearchModeName", "ServerSettings", "pa
 SearchModeName = Literal["agentic", "single_shot"]
 PolicyName = Literal["heuristic", "ollama"]
 
-COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# The pattern is also the OpenAPI document's, so clients see the rule before they send.
+COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+COLLECTION_NAME = re.compile(COLLECTION_PATTERN)
 # What an Authorization header can carry through every client: visible ASCII.
 _KEY_CHAR = re.compile(r"[\x21-\x7e]")
 ALL_COLLECTIONS = "*"

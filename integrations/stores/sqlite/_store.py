@@ -388,7 +388,7 @@ class SqliteCorpus:
             try:
                 doc = coerce_document(item, position)  # type: ignore[arg-type]
             except DocumentError as exc:
-                ident = item.get("id") if isinstance(item, dict) else None
+                ident = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
                 report.failed.append(
                     DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
                 )

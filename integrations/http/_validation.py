@@ -1,4 +1,6 @@
-"""Text a request may carry: valid Unicode only.
+"""What request bodies must hold beyond their types: valid Unicode text, and numbers that
+are JSON numbers (pydantic would otherwise read `false` as 0 and `"3"` as 3, accepting
+bodies the OpenAPI document calls invalid).
 
 JSON can spell an unpaired UTF-16 surrogate (`"\\ud800"`) and Python decodes it into a
 string that no encoder, tokenizer or store accepts; refused at the door, with the field
@@ -8,11 +10,13 @@ named, instead of failing deep in an embedder with a message about its input typ
 from __future__ import annotations
 
 import re
+import types
+import typing
 from typing import Any
 
 from pydantic import BaseModel, model_validator
 
-__all__ = ["ValidUnicodeModel", "surrogate_problem"]
+__all__ = ["RequestModel", "surrogate_problem"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -44,13 +48,31 @@ def surrogate_problem(value: Any, where: str = "body") -> str | None:
     return None
 
 
-class ValidUnicodeModel(BaseModel):
-    """A request body whose every string (keys included) must be valid Unicode."""
+def _numeric(annotation: Any) -> bool:
+    """Whether a field's type is a number (possibly optional), and never a string."""
+    if annotation in (int, float):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(a in (int, float) for a in args)
+    return False
+
+
+class RequestModel(BaseModel):
+    """A request body (or part of one): every string valid Unicode (keys included), every
+    number a JSON number."""
 
     @model_validator(mode="before")
     @classmethod
-    def _valid_unicode(cls, data: Any) -> Any:
+    def _as_json_says(cls, data: Any) -> Any:
         problem = surrogate_problem(data)
         if problem:
             raise ValueError(problem)
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                value = data.get(name)
+                if _numeric(field.annotation) and isinstance(value, bool | str):
+                    raise ValueError(
+                        f"{name} must be a JSON number, not {type(value).__name__} {value!r}"
+                    )
         return data
