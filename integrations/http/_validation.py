@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ValidationInfo, field_validator, model_validator
 
 __all__ = ["RequestModel", "surrogate_problem"]
 
@@ -68,11 +68,12 @@ class RequestModel(BaseModel):
         problem = surrogate_problem(data)
         if problem:
             raise ValueError(problem)
-        if isinstance(data, dict):
-            for name, field in cls.model_fields.items():
-                value = data.get(name)
-                if _numeric(field.annotation) and isinstance(value, bool | str):
-                    raise ValueError(
-                        f"{name} must be a JSON number, not {type(value).__name__} {value!r}"
-                    )
         return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _json_number(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _numeric(field.annotation) and isinstance(value, bool | str):
+            raise ValueError(f"must be a JSON number, not {type(value).__name__} {value!r}")
+        return value

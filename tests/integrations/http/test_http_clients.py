@@ -55,7 +55,7 @@ def _evaluate(value: Any, item: dict[str, Any]) -> Any:
         return value
     template = value[1:]
     whole = _EXPRESSION.fullmatch(template.strip())
-    if whole:
+    if whole and template.count("{{") == 1:
         return _lookup(whole.group(1), item)
     return _EXPRESSION.sub(lambda m: _text(_lookup(m.group(1), item)), template)
 
