@@ -150,17 +150,33 @@ def _agentic(
         config = graphs.HarnessConfig(**{**plan.config, "deadline_s": deadline_s})
     except ValueError as exc:
         raise ApiError(422, INVALID_REQUEST, f"invalid harness configuration: {exc}") from None
-    # The synchronous entry point runs the episode on this worker's own event loop.
-    return graphs.search(
-        plan.question,
-        corpus,
-        policy=_policy(plan.policy),
-        config=config,
-        filters=plan.filters,
-        top_k=plan.top_k,
-        rollouts=plan.rollouts,
-        on_event=on_event,
+    return _worker_loop().run_until_complete(
+        graphs.asearch(
+            plan.question,
+            corpus,
+            policy=_policy(plan.policy),
+            config=config,
+            filters=plan.filters,
+            top_k=plan.top_k,
+            rollouts=plan.rollouts,
+            on_event=on_event,
+        )
     )
+
+
+_local = threading.local()
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    """This worker thread's own event loop, kept for its next episode: a fresh loop (and
+    its thread pool) per request costs time and leaves memory behind."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        # The episode's store calls run here; a turn issues a handful at once.
+        loop.set_default_executor(ThreadPoolExecutor(4, thread_name_prefix="sift-store"))
+        _local.loop = loop
+    return loop
 
 
 _NO_SPACE = ("No space left on device", "os error 28", "database or disk is full", "StorageFull")

@@ -183,6 +183,13 @@ class ServerSettings(BaseSettings):
     body_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, description="Longest time to receive a whole body (408)."
     )
+    switch_interval_s: float = Field(
+        default=0.001,
+        gt=0,
+        le=0.1,
+        description="`sift serve` only: the interpreter's thread switch interval (Python's "
+        "default is 0.005 s).",
+    )
     warm_up: bool = Field(
         default=True,
         description="Open and warm every collection at start-up, before /readyz says ready.",
