@@ -24,6 +24,7 @@ from sift.integrations.http._limits import BodyLimit
 from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._native import DocumentsRequest
 from sift.integrations.http._settings import ApiKey, ServerSettings
+from sift.integrations.http._validation import NOT_BLANK, SPACE
 
 __all__ = ["ROUTERS", "create_app"]
 
@@ -104,11 +105,6 @@ def _keys(settings: ServerSettings) -> list[ApiKey]:
     return [ApiKey(key=SecretStr(generated), name="generated")]
 
 
-# Python's whitespace (what str.strip() removes), spelled out: JSON Schema's \s differs.
-_SPACE = (
-    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
-    "\\u2028\\u2029\\u202f\\u205f\\u3000"
-)
 _RESERVED_METADATA = ["doc_id", "title", "chunk_id", "chunk_index"]
 
 
@@ -117,8 +113,8 @@ def _document_rules(document: dict[str, Any]) -> None:
     besides spaces; an id without control characters or edge spaces; no reserved metadata
     key."""
     fields = document["properties"]
-    fields["text"].update(minLength=1, pattern=f"[^{_SPACE}]")
-    edge = f"[^{_SPACE}\\x00]"
+    fields["text"].update(minLength=1, pattern=NOT_BLANK)
+    edge = f"[^{SPACE}\\x00]"
     # Three patterns, not one anchored at both ends: Python's `$` also matches before a
     # final newline, JSON Schema's does not.
     fields["id"]["allOf"] = [

@@ -30,7 +30,7 @@ from sift.integrations.http._deps import (
 from sift.integrations.http._engine import SearchPlan
 from sift.integrations.http._errors import INVALID_REQUEST, SERVICE_RESPONSES, ApiError
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey
-from sift.integrations.http._validation import RequestModel
+from sift.integrations.http._validation import NOT_BLANK, RequestModel
 from sift.types import Evidence
 
 __all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
@@ -59,7 +59,7 @@ class RetrievalRequest(RequestModel):
         pattern=COLLECTION_PATTERN,
         description="The collection (External Knowledge ID in Dify).",
     )
-    query: str = Field(min_length=1, pattern=r"\S")
+    query: str = Field(min_length=1, pattern=NOT_BLANK)
     retrieval_setting: RetrievalSetting
     metadata_condition: MetadataCondition | None = None
 

@@ -6,16 +6,23 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from starlette.background import BackgroundTask
 
-from sift.filters import Filter
+from sift.filters import Filter, FilterOp
 from sift.integrations.http._deps import (
     Service,
     arrived,
@@ -36,7 +43,7 @@ from sift.integrations.http._errors import (
     validation_details,
 )
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
-from sift.integrations.http._validation import RequestModel, surrogate_problem
+from sift.integrations.http._validation import NOT_BLANK, RequestModel, surrogate_problem
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
 __all__ = ["DocumentsRequest", "router"]
@@ -70,12 +77,62 @@ class BudgetTiers(RequestModel):
     budget_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
 
 
+Scalar = str | int | float | bool | None
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class RangeSpec(RequestModel):
+    """A short-form bound or comparison: `{"gte": 2000, "lt": 2010}`."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    eq: Scalar = None
+    ne: Scalar = None
+    gt: Scalar = None
+    gte: Scalar = None
+    lt: Scalar = None
+    lte: Scalar = None
+
+    @model_validator(mode="after")
+    def _some(self) -> RangeSpec:
+        if not self.model_fields_set:
+            raise ValueError("a comparison needs at least one of eq, ne, gt, gte, lt, lte")
+        return self
+
+
+class ConditionSpec(RequestModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: FieldName
+    op: FilterOp = "eq"
+    value: Scalar | list[Scalar] = None
+
+
+class FullFilter(RequestModel):
+    """`{"logic": "and", "conditions": [{"field", "op", "value"}]}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logic: Literal["and", "or"] = "and"
+    conditions: list[ConditionSpec] = Field(max_length=64)
+
+
+def _short_form_schema(schema: dict[str, Any]) -> None:
+    schema["propertyNames"] = {"minLength": 1, "maxLength": 256, "not": {"const": "conditions"}}
+
+
+ShortFilter = Annotated[
+    dict[FieldName, Scalar | list[Scalar] | RangeSpec],
+    Field(json_schema_extra=_short_form_schema, max_length=64),
+]
+
+
 class SearchRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field(min_length=1, max_length=128, pattern=COLLECTION_PATTERN)
-    question: str = Field(min_length=1, pattern=r"\S")
-    filters: dict[str, Any] | None = Field(
+    question: str = Field(min_length=1, pattern=NOT_BLANK)
+    filters: FullFilter | ShortFilter | None = Field(
         default=None,
         description='Short form {"lang": "en", "year": {"gte": 2000}} or a full filter '
         '{"logic": "and", "conditions": [{"field": ..., "op": ..., "value": ...}]}.',
@@ -111,7 +168,18 @@ class Deleted(BaseModel):
     deleted: int
 
 
-def _filter(spec: dict[str, Any] | None) -> Filter | None:
+def _filter(spec: FullFilter | dict[str, Any] | None) -> Filter | None:
+    if isinstance(spec, FullFilter):
+        return Filter.model_validate(spec.model_dump())
+    if spec is not None and "conditions" in spec:
+        raise ApiError(
+            422, INVALID_REQUEST, "filters: a full filter needs a list of conditions objects"
+        )
+    if spec is not None:
+        spec = {
+            k: v.model_dump(exclude_unset=True) if isinstance(v, RangeSpec) else v
+            for k, v in spec.items()
+        }
     try:
         return Filter.of(spec)
     except (ValidationError, ValueError, TypeError) as exc:

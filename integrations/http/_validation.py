@@ -16,7 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationInfo, field_validator, model_validator
 
-__all__ = ["RequestModel", "surrogate_problem"]
+__all__ = ["NOT_BLANK", "SPACE", "RequestModel", "surrogate_problem"]
+
+# Python's whitespace (what str.strip() removes), spelled out for the OpenAPI document:
+# JSON Schema's \s is ECMAScript's, which differs.
+SPACE = (
+    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+# Text with something besides whitespace.
+NOT_BLANK = f"[^{SPACE}]"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

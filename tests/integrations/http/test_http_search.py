@@ -475,3 +475,55 @@ def test_native_search_deadline_stops_the_harness(served):
     assert response.status_code == 200
     result = SearchResult.model_validate(response.json())
     assert result.stopped_because == "deadline"
+
+
+@pytest.mark.parametrize(
+    ("filters", "problem"),
+    [
+        ({"": "x"}, "filters"),
+        ({"lang": {"about": 1}}, "lang"),
+        ({"lang": {}}, "filters"),
+        ({"conditions": "lang"}, "conditions"),
+        ({"conditions": [{"field": "lang", "op": "sounds_like", "value": "x"}]}, "op"),
+        ({"lang": {"nested": {"deeper": 1}}}, "filters"),
+    ],
+)
+def test_filters_outside_their_schema_are_422(served, filters, problem):
+    with served.client() as client:
+        response = client.post(
+            "/v1/search", json={"collection": "docs", "question": "paris", "filters": filters}
+        )
+    assert response.status_code == 422, response.text
+    assert problem in response.json()["error_msg"]
+
+
+def test_short_and_full_filters_select_the_same_documents(served):
+    with served.client() as client:
+        short = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "Eiffel tower Paris",
+                "mode": "single_shot",
+                "filters": {"year": {"gte": 1850, "lte": 1900}, "lang": ["en", "fr"]},
+            },
+        )
+        full = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "Eiffel tower Paris",
+                "mode": "single_shot",
+                "filters": {
+                    "logic": "and",
+                    "conditions": [
+                        {"field": "year", "op": "gte", "value": 1850},
+                        {"field": "year", "op": "lte", "value": 1900},
+                        {"field": "lang", "op": "in", "value": ["en", "fr"]},
+                    ],
+                },
+            },
+        )
+    ids = {e["doc_id"] for e in short.json()["evidence"]}
+    assert ids == {e["doc_id"] for e in full.json()["evidence"]}
+    assert ids and ids <= {"eiffel", "tour-fr", "mustard"}
