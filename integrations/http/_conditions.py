@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from sift.filters import Condition, Filter, FilterOp, matches
 
@@ -62,6 +62,7 @@ _ALIASES = {
 _NEGATIVE: set[FilterOp] = {"not_contains", "ne", "not_in", "empty"}
 
 Scalar = str | int | float | bool | None
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
 _INSTANT_SCHEMA: list[dict[str, Any]] = [
@@ -102,7 +103,9 @@ def _condition_schema(schema: dict[str, Any]) -> None:
 class DifyCondition(BaseModel):
     model_config = ConfigDict(extra="ignore", json_schema_extra=_condition_schema)
 
-    name: str | list[str] = Field(description="Metadata field, or several.")
+    name: FieldName | Annotated[list[FieldName], Field(min_length=1)] = Field(
+        description="Metadata field, or several."
+    )
     comparison_operator: str = Field(description="One of Dify's comparison operators.")
     value: Scalar | list[Scalar] = None
 

@@ -67,8 +67,14 @@ CollectionName = Annotated[
 DocumentId = Annotated[str, Path(min_length=1, max_length=512)]
 
 
+_TIERS = ("threshold_tokens", "rejection_tokens", "budget_tokens")
+
+
 class BudgetTiers(RequestModel):
-    """The token tiers of the episode (DESIGN "Budget tiers"); unset ones keep defaults."""
+    """The token tiers of the episode (DESIGN "Budget tiers"). They always end in order,
+    threshold <= rejection <= budget: given tiers out of order are sorted among
+    themselves, and an unset tier is the server's default moved just enough to keep the
+    order around the given ones."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -191,8 +197,31 @@ def _harness_overrides(body: SearchRequest) -> dict[str, Any]:
     if body.max_turns:
         overrides["max_turns"] = body.max_turns
     if body.budget is not None:
-        overrides.update(body.budget.model_dump(exclude_none=True))
+        overrides.update(_ordered_tiers(body.budget))
     return overrides
+
+
+def _ordered_tiers(budget: BudgetTiers) -> dict[str, int]:
+    from sift.graphs import HarnessConfig
+
+    given = {k: v for k, v in budget.model_dump().items() if v is not None}
+    if not given:
+        return {}
+    defaults = HarnessConfig()
+    names = [k for k in _TIERS if k in given]
+    tiers = dict(zip(names, sorted(given.values()), strict=True))
+    for index, name in enumerate(_TIERS):
+        if name in tiers:
+            continue
+        value = getattr(defaults, name)
+        below = [tiers[k] for k in _TIERS[:index] if k in tiers]
+        above = [tiers[k] for k in _TIERS[index + 1 :] if k in tiers]
+        if below:
+            value = max(value, max(below))
+        if above:
+            value = min(value, min(above))
+        tiers[name] = value
+    return tiers
 
 
 def _sse(event: str, data: Any, number: int) -> bytes:

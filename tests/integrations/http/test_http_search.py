@@ -328,14 +328,6 @@ def test_native_search_returns_the_search_result(served):
 
 def test_native_search_rejects_bad_harness_settings(served):
     with served.client() as client:
-        tiers = client.post(
-            "/v1/search",
-            json={
-                "collection": "docs",
-                "question": "q",
-                "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000},
-            },
-        )
         extra = client.post(
             "/v1/search", json={"collection": "docs", "question": "q", "surprise": 1}
         )
@@ -347,7 +339,6 @@ def test_native_search_rejects_bad_harness_settings(served):
                 "filters": {"conditions": [{"field": "x", "op": "sounds_like", "value": 1}]},
             },
         )
-    assert tiers.status_code == 422 and "threshold_tokens" in tiers.json()["error_msg"]
     assert extra.status_code == 422 and "surprise" in extra.json()["error_msg"]
     assert filters.status_code == 422 and "filters" in filters.json()["error_msg"]
 
@@ -527,3 +518,50 @@ def test_short_and_full_filters_select_the_same_documents(served):
     ids = {e["doc_id"] for e in short.json()["evidence"]}
     assert ids == {e["doc_id"] for e in full.json()["evidence"]}
     assert ids and ids <= {"eiffel", "tour-fr", "mustard"}
+
+
+def test_budget_tiers_end_in_order(served):
+    """Tiers out of order are sorted; an unset tier moves to keep the order (the token
+    usage events report the tiers the episode ran with)."""
+    with (
+        served.client() as client,
+        client.stream(
+            "POST",
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": QUESTION,
+                "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000},
+            },
+            headers={"Accept": "text/event-stream"},
+        ) as response,
+    ):
+        text = "".join(response.iter_text())
+    usage = [json.loads(f["data"]) for f in _frames(text) if f.get("event") == "sift.token_usage"]
+    assert usage
+    assert (usage[0]["threshold"], usage[0]["rejection"], usage[0]["budget"]) == (
+        10000,
+        20000,
+        32768,
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"rejection_tokens": 50000}, (16384, 50000, 50000)),
+        ({"budget_tokens": 2000}, (2000, 2000, 2000)),
+        ({"threshold_tokens": 30000, "budget_tokens": 20000}, (20000, 24576, 30000)),
+        (
+            {"threshold_tokens": 8192, "rejection_tokens": 12288, "budget_tokens": 16384},
+            (8192, 12288, 16384),
+        ),
+    ],
+)
+def test_tier_ordering(given, expected):
+    from sift.integrations.http._native import BudgetTiers, _ordered_tiers
+
+    tiers = _ordered_tiers(BudgetTiers(**given))
+    assert (tiers["threshold_tokens"], tiers["rejection_tokens"], tiers["budget_tokens"]) == (
+        expected
+    )
