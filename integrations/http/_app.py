@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
@@ -10,20 +11,22 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import Response
-from pydantic import BaseModel, SecretStr
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import SecretStr
 
 import sift
-from sift.integrations.http import _dify, _native, _ui
+from sift.integrations.http import _dify, _native, _ops, _ui
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._deps import Service
 from sift.integrations.http._errors import install_handlers
 from sift.integrations.http._limits import BodyLimit
-from sift.integrations.http._metrics import PROMETHEUS_CONTENT_TYPE, Metrics
+from sift.integrations.http._metrics import Metrics
+from sift.integrations.http._native import DocumentsRequest
 from sift.integrations.http._settings import ApiKey, ServerSettings
+from sift.integrations.http._validation import NOT_BLANK, SPACE
 
-__all__ = ["create_app"]
+__all__ = ["ROUTERS", "create_app"]
 
 log = logging.getLogger("sift.http")
 
@@ -34,14 +37,16 @@ sift's HTTP service: agentic multi-hop search over your collections.
   Dify; the External Knowledge ID is the collection name).
 * `/v1/...` is the native API: search (JSON, or progress as server-sent events with
   `Accept: text/event-stream`), batch upsert, delete, collection statistics.
-* Every request but `/healthz`, `/metrics` and the docs needs `Authorization: Bearer <key>`.
+* Every request but `/healthz`, `/readyz`, `/metrics` and the docs needs
+  `Authorization: Bearer <key>`.
 * Every error is `{"error_code": int, "error_msg": str}`.
+* Searches, ingests and deletes run on worker threads behind a bounded queue: when every
+  slot is busy a request waits (up to the queue wait, and never past its deadline), then
+  gets 429 with Retry-After.
 """
 
-
-class Health(BaseModel):
-    status: str
-    version: str
+# Every router the app serves, one per module: a new face is one more entry here.
+ROUTERS = (_dify.router, _native.router, _ops.router, _ui.router)
 
 
 class _Observe:
@@ -56,6 +61,8 @@ class _Observe:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        # Deadlines count from here, before the body is read.
+        scope.setdefault("state", {})["sift_arrived"] = time.monotonic()
         status = 500
         error_body = b""
 
@@ -98,54 +105,111 @@ def _keys(settings: ServerSettings) -> list[ApiKey]:
     return [ApiKey(key=SecretStr(generated), name="generated")]
 
 
+_RESERVED_METADATA = ["doc_id", "title", "chunk_id", "chunk_index"]
+
+
+def _document_rules(document: dict[str, Any]) -> None:
+    """A document's rules as the service checks them, in its schema: text with something
+    besides spaces; an id without control characters or edge spaces; no reserved metadata
+    key."""
+    fields = document["properties"]
+    fields["text"].update(minLength=1, pattern=NOT_BLANK)
+    edge = f"[^{SPACE}\\x00]"
+    # Three patterns, not one anchored at both ends: Python's `$` also matches before a
+    # final newline, JSON Schema's does not.
+    fields["id"]["allOf"] = [
+        {"pattern": f"^{edge}"},
+        {"pattern": f"{edge}$"},
+        {"not": {"pattern": "[\\n\\r\\t\\x00]"}},
+    ]
+    fields["metadata"]["propertyNames"] = {"not": {"enum": _RESERVED_METADATA}}
+
+
+def _server_limits(schemas: dict[str, Any], settings: ServerSettings) -> None:
+    """This server's limits, written into the schemas so that clients (and schema-driven
+    testers) know them before sending: a request within them is never refused for size."""
+    limits = {
+        ("RetrievalSetting", "top_k"): {"maximum": settings.max_top_k},
+        ("RetrievalRequest", "query"): {"maxLength": settings.max_query_chars},
+        ("SearchRequest", "question"): {"maxLength": settings.max_query_chars},
+        ("SearchRequest", "top_k"): {"maximum": settings.max_top_k},
+        ("SearchRequest", "rollouts"): {"maximum": settings.max_rollouts},
+        ("DocumentsRequest", "documents"): {"maxItems": settings.max_documents_per_request},
+    }
+    for (model, field), bound in limits.items():
+        prop = schemas[model]["properties"][field]
+        # An optional field is anyOf [its type, null]: the bound goes on its type.
+        target = next((s for s in prop.get("anyOf", []) if s.get("type") != "null"), prop)
+        target.update(bound)
+
+
+def _openapi(app: FastAPI, settings: ServerSettings) -> Callable[[], dict[str, Any]]:
+    """The app's OpenAPI document, plus the schemas of bodies that are parsed off the event
+    loop (the ingest batch), which FastAPI cannot see, and this server's limits."""
+
+    def build() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            extra = DocumentsRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+            for name, schema in extra.pop("$defs", {}).items():
+                schemas.setdefault(name, schema)
+            _document_rules(schemas["Document"])
+            schemas["DocumentsRequest"] = extra
+            _server_limits(schemas, settings)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    return build
+
+
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """A FastAPI app serving sift; mount it in another ASGI app or run it with uvicorn.
 
     `settings` default to `ServerSettings()`, i.e. the `SIFT_SERVER_*` environment.
     Misconfiguration (unreadable keys file, bad collection entry) raises ValueError here,
-    at start-up, not on the first request.
+    at start-up, not on the first request. The app answers /healthz at once; it opens and
+    warms its collections in the background and /readyz says when that is done.
     """
     settings = settings or ServerSettings()
     svc = Service(settings, Authenticator(_keys(settings), anonymous=settings.allow_anonymous))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        warming = asyncio.ensure_future(svc.engine.warm_up())
         try:
             yield
         finally:
-            svc.collections.close()
+            warming.cancel()
+            svc.close()
 
     app = FastAPI(
         title="sift",
         version=sift.__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served by _ops with local assets
+        redoc_url=None,
     )
     app.state.sift = svc
     install_handlers(app)
-    app.include_router(_dify.router)
-    app.include_router(_native.router)
-    app.include_router(_ui.router)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.openapi = _openapi(app, settings)  # type: ignore[method-assign]
 
-    @app.get("/healthz", response_model=Health, tags=["ops"], summary="Liveness")
-    async def healthz() -> Health:
-        return Health(status="ok", version=sift.__version__)
-
-    @app.get(
-        "/metrics",
-        tags=["ops"],
-        summary="Prometheus metrics",
-        response_class=Response,
-        responses={200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}},
-    )
-    async def metrics(_: Request) -> Response:
-        svc.metrics.in_flight.set(svc.limiter.active)
-        return Response(svc.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
-
-    # The last added is the outermost: metrics see every answer, 413s included, and the
-    # size limit applies before anything reads the body.
+    # The last added is the outermost: metrics see every answer, 413s and 408s included,
+    # and the body guard applies before anything reads the body.
     app.add_middleware(
-        BodyLimit, default_limit=settings.max_body_bytes, ingest_limit=settings.max_ingest_bytes
+        BodyLimit,
+        default_limit=settings.max_body_bytes,
+        ingest_limit=settings.max_ingest_bytes,
+        idle_timeout_s=settings.body_idle_timeout_s,
+        total_timeout_s=settings.body_timeout_s,
     )
     app.add_middleware(_Observe, metrics=svc.metrics)
     return app

@@ -29,6 +29,12 @@ class Authenticator:
         if self.anonymous:
             # No key exists to check a header against: any caller, with or without one.
             return None
+        if header is None:
+            # No credentials at all is HTTP's 401; Dify always sends a header, and gets
+            # its documented 403s for a malformed one or a wrong key.
+            raise ApiError(
+                401, BAD_AUTH_HEADER, _BAD_HEADER, headers={"WWW-Authenticate": "Bearer"}
+            )
         scheme, _, token = (header or "").strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token or " " in token:

@@ -9,7 +9,6 @@ collection `<name>` is that URL with `collection=<name>`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from pathlib import Path
@@ -54,7 +53,6 @@ class Collections:
         self.configs = settings.load_collections()
         self._open: dict[str, Corpus] = {}
         self._opening = threading.Lock()
-        self._guards: dict[str, asyncio.Lock] = {}
 
     # ----------------------------------------------------------------- naming
 
@@ -111,7 +109,8 @@ class Collections:
 
     # ----------------------------------------------------------------- stores
 
-    def _open_sync(self, collection: Collection) -> Corpus:
+    def open_sync(self, collection: Collection) -> Corpus:
+        """The collection's store, opened once (call from a worker thread)."""
         from sift.integrations.stores import open_store
 
         with self._opening:
@@ -138,7 +137,7 @@ class Collections:
         if corpus is not None:
             return corpus
         try:
-            return await to_thread.run_sync(self._open_sync, collection)
+            return await to_thread.run_sync(self.open_sync, collection)
         except CorpusError as exc:
             raise ApiError(
                 404,
@@ -146,10 +145,14 @@ class Collections:
                 f"knowledge base {collection.name!r} cannot be opened: {exc}",
             ) from None
 
-    def write_guard(self, name: str) -> asyncio.Lock:
-        """Serialises writes to one collection from this process (stores are ACID; this
-        keeps a batch's report consistent with what a concurrent batch did)."""
-        return self._guards.setdefault(name, asyncio.Lock())
+    def discard(self, name: str) -> None:
+        """Closes and forgets one open store (after a failed write), so the next request
+        opens it again."""
+        with self._opening:
+            corpus = self._open.pop(name, None)
+        if corpus is not None:
+            with contextlib.suppress(Exception):
+                corpus.close()
 
     def close(self) -> None:
         with self._opening:

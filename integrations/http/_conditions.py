@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from functools import partial
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from sift.filters import Condition, Filter, FilterOp, matches
 
@@ -63,12 +62,50 @@ _ALIASES = {
 _NEGATIVE: set[FilterOp] = {"not_contains", "ne", "not_in", "empty"}
 
 Scalar = str | int | float | bool | None
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+_INSTANT_SCHEMA: list[dict[str, Any]] = [
+    {"type": "number"},
+    {"type": "string", "format": "date"},
+    {"type": "string", "format": "date-time"},
+]
+
+
+def _condition_schema(schema: dict[str, Any]) -> None:
+    """The OpenAPI schema states what the service checks: the operator is one of Dify's
+    (or an alias), and `before` / `after` take an instant (ISO 8601 or Unix time)."""
+    dates = [op for op, (_, kind) in DIFY_OPERATORS.items() if kind == "date"]
+    others = [op for op in [*DIFY_OPERATORS, *_ALIASES] if op not in dates]
+    schema["properties"]["comparison_operator"]["enum"] = [*others, *dates]
+    schema["oneOf"] = [
+        {"properties": {"comparison_operator": {"enum": others}}},
+        {
+            "properties": {
+                "comparison_operator": {"enum": dates},
+                "value": {
+                    "anyOf": [
+                        *_INSTANT_SCHEMA,
+                        {
+                            "type": "array",
+                            "items": {"anyOf": _INSTANT_SCHEMA},
+                            "minItems": 1,
+                            "maxItems": 1,
+                        },
+                    ]
+                },
+            },
+            "required": ["value"],
+        },
+    ]
 
 
 class DifyCondition(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_condition_schema)
 
-    name: str | list[str] = Field(description="Metadata field, or several.")
+    name: FieldName | Annotated[list[FieldName], Field(min_length=1)] = Field(
+        description="Metadata field, or several."
+    )
     comparison_operator: str = Field(description="One of Dify's comparison operators.")
     value: Scalar | list[Scalar] = None
 
@@ -208,17 +245,23 @@ def _date_test(field: str, op: FilterOp, instant: float) -> Callable[[Record], b
     return test
 
 
+def _native_test(condition: Condition) -> Callable[[Record], bool]:
+    single = Filter(conditions=(condition,))
+    return lambda record: matches(single, record)
+
+
 def _predicate(condition: DifyCondition) -> tuple[Callable[[Record], bool], Condition | None]:
     """A test of one condition, and its sift Condition when the store can run it."""
     op, kind = DIFY_OPERATORS[condition.comparison_operator]
     value = _value(condition, op, kind)
     names = condition.names
+    tests: list[Callable[[Record], bool]]
     if kind == "date":
         tests = [_date_test(n, op, value) for n in names]
         native = None
     else:
         conditions = [Condition(field=n, op=op, value=value) for n in names]
-        tests = [partial(matches, Filter(conditions=(c,))) for c in conditions]
+        tests = [_native_test(c) for c in conditions]
         native = conditions[0] if len(conditions) == 1 else None
     if op in _NEGATIVE:
         return (lambda r: all(t(r) for t in tests)), native

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from sift.integrations.http._auth import Authenticator
-from sift.integrations.http._collections import Collection, Collections
-from sift.integrations.http._engine import SearchPlan, run_search
+from sift.integrations.http._collections import Collections
+from sift.integrations.http._engine import Engine
 from sift.integrations.http._errors import INVALID_REQUEST, ApiError
-from sift.integrations.http._limits import ConcurrencyLimiter
+from sift.integrations.http._limits import Admission
 from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._settings import ApiKey, ServerSettings
-from sift.types import SearchResult
 
-__all__ = ["Service", "at_most", "authorized_key", "checked_text", "service"]
+__all__ = ["Service", "arrived", "at_most", "authorized_key", "checked_text", "service"]
 
 # Declared for the OpenAPI document only; the header is checked by `authorized_key`, which
 # needs the raw value to tell Dify's 1001 (malformed) from 1002 (wrong key).
@@ -28,23 +28,25 @@ class Service:
         self.settings = settings
         self.auth = auth
         self.collections = Collections(settings)
-        self.limiter = ConcurrencyLimiter(settings.max_concurrency, settings.retry_after_s)
         self.metrics = Metrics()
+        self.engine = Engine(settings, self.collections, self.metrics)
 
-    async def search(self, collection: Collection, plan: SearchPlan) -> SearchResult:
-        """One search holding a concurrency slot, counted in the metrics."""
-        slot = self.limiter.acquire()
-        try:
-            corpus = await self.collections.corpus(collection)
-            result = await run_search(plan, corpus)
-        finally:
-            slot.release()
-        self.metrics.record_search(collection.name, result)
-        return result
+    @property
+    def admission(self) -> Admission:
+        return self.engine.admission
+
+    def close(self) -> None:
+        self.engine.close()
+        self.collections.close()
 
 
 def service(request: Request) -> Service:
     return request.app.state.sift
+
+
+def arrived(request: Request) -> float:
+    """When the request arrived (monotonic): deadlines count from there."""
+    return float(request.scope.get("state", {}).get("sift_arrived", time.monotonic()))
 
 
 def authorized_key(

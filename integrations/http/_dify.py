@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from sift.integrations.http._conditions import (
@@ -19,13 +19,21 @@ from sift.integrations.http._conditions import (
     MetadataCondition,
     plan_filter,
 )
-from sift.integrations.http._deps import Service, at_most, authorized_key, checked_text, service
+from sift.integrations.http._deps import (
+    Service,
+    arrived,
+    at_most,
+    authorized_key,
+    checked_text,
+    service,
+)
 from sift.integrations.http._engine import SearchPlan
-from sift.integrations.http._errors import ERROR_RESPONSES, INVALID_REQUEST, ApiError
-from sift.integrations.http._settings import ApiKey
+from sift.integrations.http._errors import INVALID_REQUEST, SERVICE_RESPONSES, ApiError
+from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey
+from sift.integrations.http._validation import NOT_BLANK, RequestModel
 from sift.types import Evidence
 
-__all__ = ["RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
+__all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
 
 router = APIRouter(tags=["dify"])
 
@@ -33,7 +41,7 @@ router = APIRouter(tags=["dify"])
 _POST_FILTER_OVERFETCH = 4
 
 
-class RetrievalSetting(BaseModel):
+class RetrievalSetting(RequestModel):
     model_config = ConfigDict(extra="ignore")
 
     top_k: int = Field(ge=1, description="Maximum number of records.")
@@ -42,13 +50,16 @@ class RetrievalSetting(BaseModel):
     )
 
 
-class RetrievalRequest(BaseModel):
+class RetrievalRequest(RequestModel):
     model_config = ConfigDict(extra="ignore")
 
     knowledge_id: str = Field(
-        min_length=1, max_length=128, description="The collection (External Knowledge ID in Dify)."
+        min_length=1,
+        max_length=128,
+        pattern=COLLECTION_PATTERN,
+        description="The collection (External Knowledge ID in Dify).",
     )
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, pattern=NOT_BLANK)
     retrieval_setting: RetrievalSetting
     metadata_condition: MetadataCondition | None = None
 
@@ -100,13 +111,20 @@ def _metadata(evidence: Evidence) -> dict[str, Any]:
     return metadata
 
 
+DEGRADED_HEADER = "X-Sift-Degraded"
+
+
 @router.post(
     "/retrieval",
     response_model=RetrievalResponse,
-    responses=ERROR_RESPONSES,
+    responses=SERVICE_RESPONSES,
     summary="Dify External Knowledge API retrieval",
+    description="Past the collection's deadline the records are the single-shot search's, "
+    f"and the answer carries the header `{DEGRADED_HEADER}: deadline`.",
 )
 async def retrieval(
+    request: Request,
+    response: Response,
     key: Annotated[ApiKey | None, Depends(authorized_key)],
     svc: Annotated[Service, Depends(service)],
     body: Annotated[RetrievalRequest | None, Body()] = None,
@@ -136,7 +154,9 @@ async def retrieval(
         deadline_s=collection.retrieval_deadline_s,
         grace_s=settings.deadline_grace_s,
     )
-    result = await svc.search(collection, search)
+    result = await svc.engine.search(collection, search, arrived=arrived(request))
+    if "degraded" in result.flags:
+        response.headers[DEGRADED_HEADER] = "deadline"
     evidence = [e for e in result.evidence if plan.post is None or plan.post(_record_view(e))]
     scores = unit_scores([e.score for e in evidence])
     threshold = body.retrieval_setting.score_threshold

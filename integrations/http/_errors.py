@@ -7,6 +7,8 @@ every endpoint, so one client-side parser serves Dify, n8n and the native API. C
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -15,20 +17,29 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+log = logging.getLogger("sift.http")
+
 __all__ = [
     "AUTH_FAILED",
     "BAD_AUTH_HEADER",
+    "BODY_TIMEOUT",
     "BODY_TOO_LARGE",
+    "COMMON_RESPONSES",
+    "DEADLINE_EXCEEDED",
     "DOCUMENT_NOT_FOUND",
     "ERROR_RESPONSES",
     "INTERNAL",
     "INVALID_REQUEST",
+    "NOT_READY",
     "OVERLOADED",
+    "SERVICE_RESPONSES",
+    "STORAGE_FULL",
     "UNAVAILABLE",
     "UNKNOWN_COLLECTION",
     "ApiError",
     "ErrorBody",
     "install_handlers",
+    "validation_details",
 ]
 
 # Dify's documented codes.
@@ -40,10 +51,14 @@ INVALID_REQUEST = 4000
 DOCUMENT_NOT_FOUND = 4004
 NOT_FOUND = 4040
 METHOD_NOT_ALLOWED = 4050
+BODY_TIMEOUT = 4080
 BODY_TOO_LARGE = 4130
 OVERLOADED = 4290
 INTERNAL = 5000
 UNAVAILABLE = 5030
+NOT_READY = 5031
+DEADLINE_EXCEEDED = 5040
+STORAGE_FULL = 5070
 
 
 class ErrorBody(BaseModel):
@@ -54,22 +69,68 @@ class ErrorBody(BaseModel):
     details: list[dict[str, Any]] | None = None
 
 
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "integer"},
+    }
+}
+
+# The answers any request may get before it reaches its endpoint (the body guard, the
+# router's own 404/405): every operation documents them.
+COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "4000: the body is not JSON in UTF-8."},
+    404: {"model": ErrorBody, "description": "4040: no such endpoint."},
+    405: {"model": ErrorBody, "description": "4050: method not allowed."},
+    408: {
+        "model": ErrorBody,
+        "description": "4080: the request body did not arrive in time (a Content-Length "
+        "larger than the body, or a trickle).",
+    },
+    413: {"model": ErrorBody, "description": "4130: request body too large."},
+    500: {"model": ErrorBody, "description": "5000: internal error (a bug: see the server log)."},
+}
+
 # The error answers every authenticated endpoint documents in the OpenAPI document.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **COMMON_RESPONSES,
+    401: {
+        "model": ErrorBody,
+        "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}},
+        "description": "1001: no Authorization header at all.",
+    },
     403: {
         "model": ErrorBody,
-        "description": "1001: missing or malformed Authorization "
-        "header; 1002: wrong key, or the key may not use this collection.",
+        "description": "1001: malformed Authorization header (Dify's code); 1002: wrong "
+        "key, or the key may not use this collection.",
     },
     404: {
         "model": ErrorBody,
-        "description": "2001: unknown collection (knowledge base); 4004: unknown document.",
+        "description": "2001: unknown collection (knowledge base); 4004: unknown document; "
+        "4040: no such endpoint.",
     },
-    413: {"model": ErrorBody, "description": "4130: request body too large."},
     422: {"model": ErrorBody, "description": "4000: invalid request; `details` names the fields."},
+}
+
+# What endpoints that do work (search, ingest, delete) add: admission and availability.
+SERVICE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERROR_RESPONSES,
     429: {
         "model": ErrorBody,
-        "description": "4290: too many concurrent requests; see Retry-After.",
+        "headers": _RETRY_AFTER,
+        "description": "4290: too busy; no working slot came free within the queue wait. "
+        "See Retry-After.",
+    },
+    503: {
+        "model": ErrorBody,
+        "headers": _RETRY_AFTER,
+        "description": "5030: the model server is unavailable; 5031: the service is still "
+        "warming up, or the collection is still opening; 5040: not even the single-shot "
+        "fallback finished within the deadline (a stalled store).",
+    },
+    507: {
+        "model": ErrorBody,
+        "description": "5070: the store's disk is full; nothing of the failed write is stored.",
     },
 }
 
@@ -83,14 +144,14 @@ class ApiError(Exception):
         code: int,
         message: str,
         *,
-        headers: dict[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
         details: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
-        self.headers = headers or {}
+        self.headers = dict(headers or {})
         self.details = details
 
     def response(self) -> JSONResponse:
@@ -111,9 +172,10 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
+def validation_details(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """pydantic's errors as `{"field", "problem"}` entries."""
     details = []
-    for err in exc.errors():
+    for err in errors:
         details.append({"field": _where(tuple(err.get("loc", ()))), "problem": err.get("msg", "")})
     return details
 
@@ -127,7 +189,7 @@ def install_handlers(app: Any) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = _validation_details(exc)
+        details = validation_details(exc.errors())
         summary = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
         return ApiError(
             422, INVALID_REQUEST, f"invalid request: {summary}", details=details
@@ -139,11 +201,15 @@ def install_handlers(app: Any) -> None:
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         if exc.status_code == 404 and message == "Not Found":
             message = "no such endpoint; see /openapi.json for the API"
-        headers = dict(exc.headers) if exc.headers else None
-        return ApiError(exc.status_code, code, message, headers=headers).response()
+        elif exc.status_code == 400 and "parsing the body" in message:
+            message = "the request body is not JSON in UTF-8"
+        return ApiError(
+            exc.status_code, code, message, headers=dict(exc.headers) if exc.headers else None
+        ).response()
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("internal error answering %s %s", request.method, request.url.path, exc_info=exc)
         return ApiError(
             500, INTERNAL, f"internal error ({type(exc).__name__}); see the server log"
         ).response()

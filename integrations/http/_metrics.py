@@ -47,7 +47,37 @@ class Metrics:
         )
         self.in_flight = Gauge(
             "sift_requests_in_flight",
-            "Requests holding a concurrency slot.",
+            "Requests holding a working slot (searches, ingests, deletes).",
+            registry=self.registry,
+        )
+        self.queue_length = Gauge(
+            "sift_queue_length",
+            "Requests waiting for a working slot.",
+            registry=self.registry,
+        )
+        self.queue_wait = Histogram(
+            "sift_queue_wait_seconds",
+            "Time a request waited for a working slot, by outcome (admitted, timed_out).",
+            ["outcome"],
+            registry=self.registry,
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16),
+        )
+        self.rejected = Counter(
+            "sift_admission_rejected_total",
+            "Requests answered 429, by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.degraded = Counter(
+            "sift_degraded_answers_total",
+            "Searches answered past their deadline with the single-shot result, by "
+            "collection and cause (deadline: the harness stopped at it; overrun: it did not).",
+            ["collection", "cause"],
+            registry=self.registry,
+        )
+        self.ready = Gauge(
+            "sift_ready",
+            "1 once every served store, embedder and policy is warm, else 0.",
             registry=self.registry,
         )
 

@@ -4,43 +4,77 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from anyio import to_thread
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from starlette.background import BackgroundTask
 
-from sift.errors import DocumentError
-from sift.filters import Filter
-from sift.integrations.http._deps import Service, at_most, authorized_key, checked_text, service
-from sift.integrations.http._engine import PolicyName, SearchPlan, run_search
+from sift.filters import Filter, FilterOp
+from sift.integrations.http._deps import (
+    Service,
+    arrived,
+    at_most,
+    authorized_key,
+    checked_text,
+    service,
+)
+from sift.integrations.http._dify import DEGRADED_HEADER
+from sift.integrations.http._engine import PolicyName, SearchPlan
 from sift.integrations.http._errors import (
     DOCUMENT_NOT_FOUND,
     ERROR_RESPONSES,
     INTERNAL,
     INVALID_REQUEST,
+    SERVICE_RESPONSES,
     ApiError,
+    validation_details,
 )
-from sift.integrations.http._limits import Slot
-from sift.integrations.http._settings import ApiKey, SearchModeName
+from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
+from sift.integrations.http._validation import NOT_BLANK, RequestModel, surrogate_problem
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
-__all__ = ["router"]
+__all__ = ["DocumentsRequest", "router"]
+
+log = logging.getLogger("sift.http")
 
 router = APIRouter(prefix="/v1", tags=["native"])
 
 
 KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
 ServiceDep = Annotated[Service, Depends(service)]
-CollectionName = Annotated[str, Path(min_length=1, max_length=128)]
+CollectionName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=128,
+        pattern=COLLECTION_PATTERN,
+        description="Letters, digits, '_', '-' or '.', starting with a letter or digit.",
+    ),
+]
+DocumentId = Annotated[str, Path(min_length=1, max_length=512)]
 
 
-class BudgetTiers(BaseModel):
-    """The token tiers of the episode (DESIGN "Budget tiers"); unset ones keep defaults."""
+_TIERS = ("threshold_tokens", "rejection_tokens", "budget_tokens")
+
+
+class BudgetTiers(RequestModel):
+    """The token tiers of the episode (DESIGN "Budget tiers"). They always end in order,
+    threshold <= rejection <= budget: given tiers out of order are sorted among
+    themselves, and an unset tier is the server's default moved just enough to keep the
+    order around the given ones."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,12 +83,62 @@ class BudgetTiers(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1_024, le=1_048_576)
 
 
-class SearchRequest(BaseModel):
+Scalar = str | int | float | bool | None
+FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class RangeSpec(RequestModel):
+    """A short-form bound or comparison: `{"gte": 2000, "lt": 2010}`."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    eq: Scalar = None
+    ne: Scalar = None
+    gt: Scalar = None
+    gte: Scalar = None
+    lt: Scalar = None
+    lte: Scalar = None
+
+    @model_validator(mode="after")
+    def _some(self) -> RangeSpec:
+        if not self.model_fields_set:
+            raise ValueError("a comparison needs at least one of eq, ne, gt, gte, lt, lte")
+        return self
+
+
+class ConditionSpec(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
-    collection: str = Field(min_length=1, max_length=128)
-    question: str = Field(min_length=1)
-    filters: dict[str, Any] | None = Field(
+    field: FieldName
+    op: FilterOp = "eq"
+    value: Scalar | list[Scalar] = None
+
+
+class FullFilter(RequestModel):
+    """`{"logic": "and", "conditions": [{"field", "op", "value"}]}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logic: Literal["and", "or"] = "and"
+    conditions: list[ConditionSpec] = Field(max_length=64)
+
+
+def _short_form_schema(schema: dict[str, Any]) -> None:
+    schema["propertyNames"] = {"minLength": 1, "maxLength": 256, "not": {"const": "conditions"}}
+
+
+ShortFilter = Annotated[
+    dict[FieldName, Scalar | list[Scalar] | RangeSpec],
+    Field(json_schema_extra=_short_form_schema, max_length=64),
+]
+
+
+class SearchRequest(RequestModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str = Field(min_length=1, max_length=128, pattern=COLLECTION_PATTERN)
+    question: str = Field(min_length=1, pattern=NOT_BLANK)
+    filters: FullFilter | ShortFilter | None = Field(
         default=None,
         description='Short form {"lang": "en", "year": {"gte": 2000}} or a full filter '
         '{"logic": "and", "conditions": [{"field": ..., "op": ..., "value": ...}]}.',
@@ -90,7 +174,18 @@ class Deleted(BaseModel):
     deleted: int
 
 
-def _filter(spec: dict[str, Any] | None) -> Filter | None:
+def _filter(spec: FullFilter | dict[str, Any] | None) -> Filter | None:
+    if isinstance(spec, FullFilter):
+        return Filter.model_validate(spec.model_dump())
+    if spec is not None and "conditions" in spec:
+        raise ApiError(
+            422, INVALID_REQUEST, "filters: a full filter needs a list of conditions objects"
+        )
+    if spec is not None:
+        spec = {
+            k: v.model_dump(exclude_unset=True) if isinstance(v, RangeSpec) else v
+            for k, v in spec.items()
+        }
     try:
         return Filter.of(spec)
     except (ValidationError, ValueError, TypeError) as exc:
@@ -102,8 +197,31 @@ def _harness_overrides(body: SearchRequest) -> dict[str, Any]:
     if body.max_turns:
         overrides["max_turns"] = body.max_turns
     if body.budget is not None:
-        overrides.update(body.budget.model_dump(exclude_none=True))
+        overrides.update(_ordered_tiers(body.budget))
     return overrides
+
+
+def _ordered_tiers(budget: BudgetTiers) -> dict[str, int]:
+    from sift.graphs import HarnessConfig
+
+    given = {k: v for k, v in budget.model_dump().items() if v is not None}
+    if not given:
+        return {}
+    defaults = HarnessConfig()
+    names = [k for k in _TIERS if k in given]
+    tiers = dict(zip(names, sorted(given.values()), strict=True))
+    for index, name in enumerate(_TIERS):
+        if name in tiers:
+            continue
+        value = getattr(defaults, name)
+        below = [tiers[k] for k in _TIERS[:index] if k in tiers]
+        above = [tiers[k] for k in _TIERS[index + 1 :] if k in tiers]
+        if below:
+            value = max(value, max(below))
+        if above:
+            value = min(value, min(above))
+        tiers[name] = value
+    return tiers
 
 
 def _sse(event: str, data: Any, number: int) -> bytes:
@@ -112,17 +230,14 @@ def _sse(event: str, data: Any, number: int) -> bytes:
 
 
 async def _stream(
-    task: asyncio.Task[SearchResult],
-    queue: asyncio.Queue[dict[str, Any]],
-    slot: Slot,
-    on_result: Any,
+    task: asyncio.Future[SearchResult], queue: asyncio.Queue[dict[str, Any]]
 ) -> AsyncIterator[bytes]:
     number = 0
     try:
         # A comment line first, so proxies and clients see the stream open at once.
         yield b": sift search stream\n\n"
         while True:
-            getter = asyncio.ensure_future(queue.get())
+            getter: asyncio.Future[Any] = asyncio.ensure_future(queue.get())
             done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
             if getter not in done:
                 getter.cancel()
@@ -141,34 +256,40 @@ async def _stream(
             yield _sse("sift.error", {"error_code": exc.code, "error_msg": exc.message}, number)
             return
         except Exception as exc:  # the stream is open: report in-band, never a broken frame
+            log.exception("search stream failed")
             yield _sse(
                 "sift.error",
                 {"error_code": INTERNAL, "error_msg": f"internal error ({type(exc).__name__})"},
                 number,
             )
             return
-        on_result(result)
         yield _sse("sift.result", result, number)
     finally:
+        # The client may have left: the search stops at its next step, its slot is freed
+        # when its worker is done.
         if not task.done():
             task.cancel()
-        slot.release()
 
 
 @router.post(
     "/search",
     response_model=SearchResult,
     responses={
-        **ERROR_RESPONSES,
+        **SERVICE_RESPONSES,
         200: {
-            "content": {"text/event-stream": {}},
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
             "description": "The SearchResult, or with Accept: text/event-stream, "
-            "progress events then `sift.result`.",
+            "progress events then `sift.result`. Past the deadline the evidence is the "
+            "single-shot search's: `stopped_because` is `deadline`, `flags` holds "
+            f"`degraded` and `deadline_fallback`, and the header `{DEGRADED_HEADER}: "
+            "deadline` is set (JSON answers).",
         },
     },
     summary="Agentic (or single-shot) search of one collection",
 )
-async def search(body: SearchRequest, request: Request, key: KeyDep, svc: ServiceDep) -> Any:
+async def search(
+    body: SearchRequest, request: Request, response: Response, key: KeyDep, svc: ServiceDep
+) -> Any:
     settings = svc.settings
     svc.auth.check_collection(key, body.collection)
     collection = svc.collections.get(body.collection)
@@ -189,32 +310,35 @@ async def search(body: SearchRequest, request: Request, key: KeyDep, svc: Servic
         rollouts=body.rollouts,
         config=_harness_overrides(body),
     )
+    started = arrived(request)
     if "text/event-stream" not in request.headers.get("accept", ""):
-        return await svc.search(collection, plan)
-    slot = svc.limiter.acquire()
-    try:
-        corpus = await svc.collections.corpus(collection)
-    except BaseException:
-        slot.release()
-        raise
+        result = await svc.engine.search(collection, plan, arrived=started)
+        if "degraded" in result.flags:
+            response.headers[DEGRADED_HEADER] = "deadline"
+        return result
+    # Admitted before the stream opens: a 429 or 503 is a status, not an event.
+    slot = await svc.engine.admit(started + plan.deadline_s)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     def on_event(event: Any) -> None:
-        # The harness may call from a worker thread: hand over through the loop.
+        # Called on the search's worker thread: hand over through the loop.
         data = event if isinstance(event, dict) else jsonable_encoder(event)
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
-    task = asyncio.ensure_future(run_search(plan, corpus, on_event=on_event))
+    task = asyncio.ensure_future(
+        svc.engine.search(collection, plan, arrived=started, on_event=on_event, slot=slot)
+    )
+    # Read its outcome even if the client leaves first, so asyncio does not log it.
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def cleanup() -> None:
         # Runs even when the client left before the stream started.
         if not task.done():
             task.cancel()
-        slot.release()
 
     return StreamingResponse(
-        _stream(task, queue, slot, lambda r: svc.metrics.record_search(collection.name, r)),
+        _stream(task, queue),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         background=BackgroundTask(cleanup),
@@ -235,7 +359,7 @@ async def list_collections(key: KeyDep, svc: ServiceDep) -> CollectionList:
 @router.get(
     "/collections/{name}",
     response_model=CollectionInfo,
-    responses=ERROR_RESPONSES,
+    responses=SERVICE_RESPONSES,
     summary="A collection's settings and store statistics",
 )
 async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) -> CollectionInfo:
@@ -254,24 +378,25 @@ async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) ->
     )
 
 
-@router.post(
-    "/collections/{name}/documents",
-    response_model=UpsertReport,
-    responses={
-        **ERROR_RESPONSES,
-        207: {
-            "model": UpsertReport,
-            "description": "Some documents failed; each one "
-            "listed in `failed` is not stored at all.",
-        },
-    },
-    summary="Batch upsert (idempotent; each document stored whole or not at all)",
-)
-async def upsert_documents(
-    name: CollectionName, body: DocumentsRequest, key: KeyDep, svc: ServiceDep
-) -> Any:
-    svc.auth.check_collection(key, name)
-    limit = svc.settings.max_documents_per_request
+def _documents(raw: bytes, limit: int) -> list[Document]:
+    """The batch of an ingest request, parsed on a worker thread (a body may be 16 MiB)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(
+            422, INVALID_REQUEST, f"invalid request: the body is not JSON: {exc}"
+        ) from None
+    problem = surrogate_problem(data)
+    if problem:
+        raise ApiError(422, INVALID_REQUEST, f"invalid request: {problem}")
+    try:
+        body = DocumentsRequest.model_validate(data)
+    except ValidationError as exc:
+        details = validation_details(exc.errors())
+        summary = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
+        raise ApiError(
+            422, INVALID_REQUEST, f"invalid request: {summary}", details=details
+        ) from None
     if len(body.documents) > limit:
         raise ApiError(
             422,
@@ -279,26 +404,52 @@ async def upsert_documents(
             f"{len(body.documents)} documents in one request; "
             f"the limit is {limit}: split the batch",
         )
-    seen: set[str] = set()
-    for document in body.documents:
-        if document.id in seen:
+    for position, document in enumerate(body.documents):
+        if not document.text.strip():
             raise ApiError(
                 422,
                 INVALID_REQUEST,
-                f"document id {document.id!r} appears twice in the batch; nothing was stored",
+                f"documents[{position}] ({document.id!r}) has no text; nothing was stored",
             )
-        seen.add(document.id)
+    return body.documents
+
+
+@router.post(
+    "/collections/{name}/documents",
+    response_model=UpsertReport,
+    responses={
+        **SERVICE_RESPONSES,
+        207: {
+            "model": UpsertReport,
+            "description": "Some documents failed; each one "
+            "listed in `failed` is not stored at all.",
+        },
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/DocumentsRequest"}}
+            },
+        }
+    },
+    summary="Batch upsert (idempotent; each document stored whole or not at all)",
+)
+async def upsert_documents(
+    name: CollectionName, request: Request, key: KeyDep, svc: ServiceDep
+) -> Any:
+    svc.auth.check_collection(key, name)
     collection = svc.collections.get(name, create=True)
-    slot = svc.limiter.acquire()
-    try:
-        corpus = await svc.collections.corpus(collection)
-        async with svc.collections.write_guard(name):
-            try:
-                report = await to_thread.run_sync(corpus.upsert, body.documents)
-            except DocumentError as exc:
-                raise ApiError(422, INVALID_REQUEST, str(exc)) from None
-    finally:
-        slot.release()
+    # The body is read here (cheap) and parsed on the worker (not on the event loop).
+    raw = await request.body()
+    slot = await svc.engine.admit()
+    limit = svc.settings.max_documents_per_request
+    report = await svc.engine.upsert(slot, collection, lambda: _documents(raw, limit))
+    if report.failed and not (report.added or report.updated or report.unchanged):
+        # Nothing was stored: a client error, not a partial success.
+        details = [{"field": f"document {f.doc_id!r}", "problem": f.error} for f in report.failed]
+        summary = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
+        raise ApiError(422, INVALID_REQUEST, f"no document was stored: {summary}", details=details)
     if report.failed:
         return JSONResponse(jsonable_encoder(report), status_code=207)
     return report
@@ -307,23 +458,16 @@ async def upsert_documents(
 @router.delete(
     "/collections/{name}/documents/{doc_id:path}",
     response_model=Deleted,
-    responses=ERROR_RESPONSES,
+    responses=SERVICE_RESPONSES,
     summary="Delete one document and its chunks",
 )
 async def delete_document(
-    name: CollectionName, doc_id: str, key: KeyDep, svc: ServiceDep
+    name: CollectionName, doc_id: DocumentId, key: KeyDep, svc: ServiceDep
 ) -> Deleted:
     svc.auth.check_collection(key, name)
     collection = svc.collections.get(name)
-    if not doc_id or len(doc_id) > 512:
-        raise ApiError(422, INVALID_REQUEST, "doc_id must have 1 to 512 characters")
-    slot = svc.limiter.acquire()
-    try:
-        corpus = await svc.collections.corpus(collection)
-        async with svc.collections.write_guard(name):
-            deleted = await to_thread.run_sync(corpus.delete, [doc_id])
-    finally:
-        slot.release()
+    slot = await svc.engine.admit()
+    deleted = await svc.engine.delete(slot, collection, doc_id)
     if not deleted:
         raise ApiError(
             404, DOCUMENT_NOT_FOUND, f"document {doc_id!r} is not in collection {name!r}"

@@ -18,8 +18,13 @@ from sift.paths import collections_path
 __all__ = ["ApiKey", "CollectionConfig", "SearchModeName", "ServerSettings", "parse_api_keys"]
 
 SearchModeName = Literal["agentic", "single_shot"]
+PolicyName = Literal["heuristic", "ollama"]
 
-COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# The pattern is also the OpenAPI document's, so clients see the rule before they send.
+COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+COLLECTION_NAME = re.compile(COLLECTION_PATTERN)
+# What an Authorization header can carry through every client: visible ASCII.
+_KEY_CHAR = re.compile(r"[\x21-\x7e]")
 ALL_COLLECTIONS = "*"
 
 
@@ -38,6 +43,15 @@ class ApiKey(BaseModel):
         text = value.get_secret_value()
         if len(text) < 8 or any(c.isspace() for c in text):
             raise ValueError("an API key needs at least 8 characters and no whitespace")
+        bad = [c for c in text if not _KEY_CHAR.match(c)]
+        if bad:
+            # HTTP clients refuse to send such a header value (httpx and requests raise
+            # before sending, browsers mangle it): the key could never be presented.
+            raise ValueError(
+                f"an API key may contain only printable ASCII characters (letters, digits "
+                f"and punctuation, no spaces); this one contains {bad[0]!r} "
+                f"(U+{ord(bad[0]):04X})"
+            )
         return value
 
     def allows(self, collection: str) -> bool:
@@ -144,8 +158,48 @@ class ServerSettings(BaseSettings):
     max_query_chars: int = Field(default=2_000, ge=1)
     max_top_k: int = Field(default=100, ge=1, le=1_000)
     max_rollouts: int = Field(default=8, ge=1)
-    max_concurrency: int = Field(default=4, ge=1)
-    retry_after_s: int = Field(default=1, ge=1)
+    max_concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=256,
+        description="Searches, ingests and deletes at work at once (each on a worker thread).",
+    )
+    queue_size: int = Field(
+        default=64, ge=0, le=100_000, description="Requests that may wait for a working slot."
+    )
+    queue_wait_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=600,
+        description="Longest wait for a working slot before 429 (a search also stops "
+        "waiting at its deadline).",
+    )
+    retry_after_s: int = Field(default=1, ge=1, description="The 429's and 503's Retry-After.")
+    body_idle_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        le=600,
+        description="A request body with no byte for this long is refused (408).",
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Longest time to receive a whole body (408)."
+    )
+    switch_interval_s: float = Field(
+        default=0.001,
+        gt=0,
+        le=0.1,
+        description="`sift serve` only: the interpreter's thread switch interval (Python's "
+        "default is 0.005 s).",
+    )
+    warm_up: bool = Field(
+        default=True,
+        description="Open and warm every collection at start-up, before /readyz says ready.",
+    )
+    warm_policies: list[PolicyName] = Field(
+        default_factory=lambda: list[PolicyName](["heuristic"]),
+        description="Policies whose first episode runs at start-up (add `ollama` to load "
+        "the model before the first request).",
+    )
 
     def store_root(self) -> str:
         if self.store:

@@ -10,7 +10,10 @@ indexes behind at worst, and opening the store replays what they miss.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import shutil
 import sqlite3
 import threading
 import time
@@ -345,6 +348,27 @@ class SqliteCorpus:
         on_progress: Callable[[int], None] | None = None,
     ) -> UpsertReport:
         report = UpsertReport()
+        try:
+            self._upsert(documents, report, on_progress)
+        except (OSError, sqlite3.Error, ValueError) as exc:
+            full = _storage_full(exc, self._path)
+            if full is None:
+                raise
+            stored = report.added + report.updated
+            raise CorpusError(
+                f"the disk holding the store {self._path} is full ({full}): {stored} "
+                "document(s) of this call were stored before it filled, each whole, and "
+                "nothing of the others; free space, then run the same ingest again (it "
+                "skips what is stored)"
+            ) from exc
+        return report
+
+    def _upsert(
+        self,
+        documents: Iterable[Document],
+        report: UpsertReport,
+        on_progress: Callable[[int], None] | None,
+    ) -> None:
         with self._write_lock, ThreadPoolExecutor(1, thread_name_prefix="sift-prepare") as pool:
             self._conn()
             self._lexical.lock()
@@ -370,7 +394,6 @@ class SqliteCorpus:
                 self._finish(pending, report, on_progress)
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
-        return report
 
     def _batches(
         self,
@@ -385,7 +408,7 @@ class SqliteCorpus:
             try:
                 doc = coerce_document(item, position)
             except DocumentError as exc:
-                ident = item.get("id") if isinstance(item, dict) else None
+                ident = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
                 report.failed.append(
                     DocumentFailure(doc_id=str(ident or f"#{position}"), error=str(exc))
                 )
@@ -429,7 +452,9 @@ class SqliteCorpus:
         if prepared:
             try:
                 written = self._write_prepared(prepared, batch.existing, report)
-            except sqlite3.Error:
+            except sqlite3.Error as exc:
+                if _storage_full(exc, self._path) is not None:
+                    raise  # no document of the batch could be written: not theirs to carry
                 # Find the document(s) SQLite refuses; the others are still written.
                 for one in prepared:
                     try:
@@ -823,6 +848,24 @@ class _FilterCheck:
                     docs[doc_rowid] = matches(self.spec, record)
                 self._verdict[rowid] = docs[doc_rowid]
         return {r for r in rowids if self._verdict.get(r)}
+
+
+def _storage_full(exc: BaseException, path: Path) -> str | None:
+    """What says the disk is full in a failure of SQLite, tantivy or the file system, or
+    None when the failure is something else."""
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return "No space left on device"
+    for marker in ("No space left on device", "database or disk is full", "StorageFull"):
+        if marker in text:
+            return marker
+    if "index writer was killed" in text:
+        # tantivy's writer thread died of an I/O error it does not name: the disk is full
+        # when the device has (almost) no room left.
+        with contextlib.suppress(OSError):
+            if shutil.disk_usage(path).free < 1024 * 1024:
+                return "No space left on device"
+    return None
 
 
 def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:

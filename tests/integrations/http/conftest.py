@@ -114,7 +114,9 @@ class Served:
         return self.app.state.sift
 
 
-def _serve(app: object) -> tuple[uvicorn.Server, threading.Thread, str]:
+def _serve(app: object, *, ready: bool = True) -> tuple[uvicorn.Server, threading.Thread, str]:
+    """Starts `app` on a free loopback port; with `ready`, returns once its start-up
+    warming is done (the limits below only bound a broken run)."""
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False
     )
@@ -127,7 +129,19 @@ def _serve(app: object) -> tuple[uvicorn.Server, threading.Thread, str]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
+    engine = app.state.sift.engine  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 120
+    while ready and not engine.ready:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the app never became ready")
+        time.sleep(0.01)
     return server, thread, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def http_documents() -> tuple[Document, ...]:
+    """The documents every test collection holds."""
+    return tuple(DOCS)
 
 
 @pytest.fixture
@@ -135,8 +149,8 @@ def start_server() -> Iterator[object]:
     """Starts more servers (other settings) for one test; stops them afterwards."""
     started: list[tuple[uvicorn.Server, threading.Thread]] = []
 
-    def start(app: object) -> str:
-        server, thread, url = _serve(app)
+    def start(app: object, *, ready: bool = True) -> str:
+        server, thread, url = _serve(app, ready=ready)
         started.append((server, thread))
         return url
 
@@ -160,7 +174,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         json.dumps(
             {
                 "collections": {
-                    "docs": {"mode": "agentic", "deadline_s": 3.0},
+                    # Far deadlines: these tests check answers, not speed (the deadline
+                    # tests in test_http_admission.py hold the work with a gate).
+                    "docs": {"mode": "agentic", "deadline_s": 300.0},
                     "quick": {"mode": "single_shot"},
                     "hasty": {
                         "location": str(root / "docs"),
@@ -183,7 +199,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         max_concurrency=4,
         retry_after_s=2,
         max_documents_per_request=20,
-        deadline_grace_s=2.0,
+        deadline_grace_s=60.0,
+        retrieval_deadline_s=300.0,
     )
     app = create_app(settings)
     server, thread, url = _serve(app)

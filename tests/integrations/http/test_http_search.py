@@ -328,14 +328,6 @@ def test_native_search_returns_the_search_result(served):
 
 def test_native_search_rejects_bad_harness_settings(served):
     with served.client() as client:
-        tiers = client.post(
-            "/v1/search",
-            json={
-                "collection": "docs",
-                "question": "q",
-                "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000},
-            },
-        )
         extra = client.post(
             "/v1/search", json={"collection": "docs", "question": "q", "surprise": 1}
         )
@@ -347,7 +339,6 @@ def test_native_search_rejects_bad_harness_settings(served):
                 "filters": {"conditions": [{"field": "x", "op": "sounds_like", "value": 1}]},
             },
         )
-    assert tiers.status_code == 422 and "threshold_tokens" in tiers.json()["error_msg"]
     assert extra.status_code == 422 and "surprise" in extra.json()["error_msg"]
     assert filters.status_code == 422 and "filters" in filters.json()["error_msg"]
 
@@ -394,7 +385,7 @@ def test_search_streams_progress_then_the_result(served):
         assert json.loads(frame["data"])["event"] == frame["event"]
     result = SearchResult.model_validate_json(events[-1]["data"])
     assert 0 < len(result.evidence) <= 3
-    assert served.service.limiter.active == 0
+    assert served.service.admission.active == 0
 
 
 def test_stream_errors_arrive_before_the_stream(served):
@@ -408,7 +399,7 @@ def test_stream_errors_arrive_before_the_stream(served):
 
 
 def test_a_stream_left_early_gives_its_slot_back(served):
-    limiter = served.service.limiter
+    limiter = served.service.admission
     with (
         served.client() as client,
         client.stream(
@@ -430,7 +421,7 @@ def test_a_stream_left_early_gives_its_slot_back(served):
 
 
 def test_concurrent_retrievals_answer_or_429(served):
-    limiter = served.service.limiter
+    limiter = served.service.admission
 
     def ask(_: int) -> httpx.Response:
         with served.client() as client:
@@ -475,3 +466,102 @@ def test_native_search_deadline_stops_the_harness(served):
     assert response.status_code == 200
     result = SearchResult.model_validate(response.json())
     assert result.stopped_because == "deadline"
+
+
+@pytest.mark.parametrize(
+    ("filters", "problem"),
+    [
+        ({"": "x"}, "filters"),
+        ({"lang": {"about": 1}}, "lang"),
+        ({"lang": {}}, "filters"),
+        ({"conditions": "lang"}, "conditions"),
+        ({"conditions": [{"field": "lang", "op": "sounds_like", "value": "x"}]}, "op"),
+        ({"lang": {"nested": {"deeper": 1}}}, "filters"),
+    ],
+)
+def test_filters_outside_their_schema_are_422(served, filters, problem):
+    with served.client() as client:
+        response = client.post(
+            "/v1/search", json={"collection": "docs", "question": "paris", "filters": filters}
+        )
+    assert response.status_code == 422, response.text
+    assert problem in response.json()["error_msg"]
+
+
+def test_short_and_full_filters_select_the_same_documents(served):
+    with served.client() as client:
+        short = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "Eiffel tower Paris",
+                "mode": "single_shot",
+                "filters": {"year": {"gte": 1850, "lte": 1900}, "lang": ["en", "fr"]},
+            },
+        )
+        full = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": "Eiffel tower Paris",
+                "mode": "single_shot",
+                "filters": {
+                    "logic": "and",
+                    "conditions": [
+                        {"field": "year", "op": "gte", "value": 1850},
+                        {"field": "year", "op": "lte", "value": 1900},
+                        {"field": "lang", "op": "in", "value": ["en", "fr"]},
+                    ],
+                },
+            },
+        )
+    ids = {e["doc_id"] for e in short.json()["evidence"]}
+    assert ids == {e["doc_id"] for e in full.json()["evidence"]}
+    assert ids and ids <= {"eiffel", "tour-fr", "mustard"}
+
+
+def test_budget_tiers_end_in_order(served):
+    """Tiers out of order are sorted; an unset tier moves to keep the order (the token
+    usage events report the tiers the episode ran with)."""
+    with (
+        served.client() as client,
+        client.stream(
+            "POST",
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": QUESTION,
+                "budget": {"threshold_tokens": 20000, "rejection_tokens": 10000},
+            },
+            headers={"Accept": "text/event-stream"},
+        ) as response,
+    ):
+        text = "".join(response.iter_text())
+    usage = [json.loads(f["data"]) for f in _frames(text) if f.get("event") == "sift.token_usage"]
+    assert usage
+    assert (usage[0]["threshold"], usage[0]["rejection"], usage[0]["budget"]) == (
+        10000,
+        20000,
+        32768,
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"rejection_tokens": 50000}, (16384, 50000, 50000)),
+        ({"budget_tokens": 2000}, (2000, 2000, 2000)),
+        ({"threshold_tokens": 30000, "budget_tokens": 20000}, (20000, 24576, 30000)),
+        (
+            {"threshold_tokens": 8192, "rejection_tokens": 12288, "budget_tokens": 16384},
+            (8192, 12288, 16384),
+        ),
+    ],
+)
+def test_tier_ordering(given, expected):
+    from sift.integrations.http._native import BudgetTiers, _ordered_tiers
+
+    tiers = _ordered_tiers(BudgetTiers(**given))
+    assert (tiers["threshold_tokens"], tiers["rejection_tokens"], tiers["budget_tokens"]) == (
+        expected
+    )

@@ -1,0 +1,523 @@
+"""The HTTP service under load, and under kill -9: issue 14 items 1, 2, 3 and 8.
+
+Load: `sift serve` (a subprocess, defaults except the ones printed) serves the HotpotQA
+corpus as two collections over one store: `hotpotqa` (agentic) and `hotpotqa-quick`
+(single-shot). Clients on loopback loop over four kinds of request in turn: /retrieval
+agentic, /retrieval single-shot, /v1/search JSON (agentic) and /v1/search as server-sent
+events, each with a HotpotQA dev question and a 4 s deadline. A 429 is honoured: the client
+waits its Retry-After. A prober asks /healthz every 100 ms. First one sequential client
+(the baseline, same mix, same run), then 10, 50 and 200 concurrent clients, each level for
+`--seconds`. Reported per level: requests, status counts, connection errors, p50/p95/p99
+per kind (answered requests), answers past deadline + 0.5 s, /healthz latency, RSS of the
+server before and after, successful requests per second against the sequential client, the
+load average.
+
+Faults: `--kills` rounds of: start `sift serve` on a fresh or existing store, ingest batches
+of 20 documents over HTTP from a client, kill -9 the server at a random moment, restart it
+on the same store. At the end every acknowledged document must be present and whole, no
+document half-written (each stored document equals one that was sent), and SQLite's
+`PRAGMA integrity_check` says ok.
+
+Targets: zero 5xx and zero connection errors at every level; admitted requests within
+deadline + 0.5 s; /healthz p99 under 100 ms; RSS growth under 10 % after warm-up;
+throughput at 10 and 50 clients at least 0.8x the sequential client's.
+
+    python benchmarks/http_load.py [--seconds 60] [--levels 10,50,200] [--kills 10]
+        [--out benchmarks/results/http_load.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "benchmarks" / "hotpotqa"
+KEY = "load-benchmark-key-0123"
+DEADLINE_S = 4.0
+GRACE_S = 0.5
+KINDS = ("retrieval_agentic", "retrieval_single_shot", "search_json", "search_sse")
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    log: list[str] = field(default_factory=list)
+
+    def rss_mib(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        self.process.wait(timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(store: Path, collections: Path | None, env: dict[str, str]) -> Server:
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-c",
+        "from sift.integrations.cli import main; main()",
+        "serve",
+        "--port",
+        str(port),
+        "--store",
+        str(store),
+        "--log-level",
+        "warning",
+    ]
+    if collections is not None:
+        command += ["--collections", str(collections)]
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, "SIFT_SERVER_API_KEYS": KEY, **env},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log: list[str] = []
+    # Keep draining stderr so the server never blocks on a full pipe.
+    threading.Thread(target=lambda: log.extend(process.stderr), daemon=True).start()
+    server = Server(process, f"http://127.0.0.1:{port}", log)
+    end = time.monotonic() + 300
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError("sift serve ended:\n" + "".join(log))
+            try:
+                if client.get("/readyz").status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > end:
+                raise RuntimeError("never ready:\n" + "".join(log))
+            time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- load
+
+
+@dataclass
+class Level:
+    clients: int
+    seconds: float
+    statuses: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: Counter[str] = field(default_factory=Counter)
+    late: int = 0
+    admitted: int = 0
+    degraded: int = 0
+    health: list[float] = field(default_factory=list)
+    health_errors: int = 0
+    rss_before: float = 0.0
+    rss_after: float = 0.0
+    load_before: float = 0.0
+    load_after: float = 0.0
+
+    @property
+    def requests(self) -> int:
+        return sum(sum(c.values()) for c in self.statuses.values()) + sum(self.errors.values())
+
+    @property
+    def ok(self) -> int:
+        return sum(c[200] for c in self.statuses.values())
+
+    def status_total(self) -> Counter[int]:
+        total: Counter[int] = Counter()
+        for counts in self.statuses.values():
+            total.update(counts)
+        return total
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+async def _one(client: httpx.AsyncClient, kind: str, question: str) -> tuple[int, bool]:
+    """One request of `kind`: its status, and whether the answer was degraded."""
+    if kind.startswith("retrieval"):
+        collection = "hotpotqa" if kind == "retrieval_agentic" else "hotpotqa-quick"
+        body = {
+            "knowledge_id": collection,
+            "query": question,
+            "retrieval_setting": {"top_k": 10, "score_threshold": 0.0},
+        }
+        response = await client.post("/retrieval", json=body)
+        return response.status_code, "x-sift-degraded" in response.headers
+    body = {"collection": "hotpotqa", "question": question, "top_k": 10, "deadline_s": DEADLINE_S}
+    if kind == "search_json":
+        response = await client.post("/v1/search", json=body)
+        degraded = response.status_code == 200 and "degraded" in response.json()["flags"]
+        return response.status_code, degraded
+    async with client.stream(
+        "POST", "/v1/search", json=body, headers={"Accept": "text/event-stream"}
+    ) as response:
+        text = "".join([chunk async for chunk in response.aiter_text()])
+    if response.status_code == 200 and "event: sift.result" not in text:
+        raise RuntimeError("stream ended without a result")
+    return response.status_code, '"degraded"' in text
+
+
+async def _client(
+    url: str, level: Level, questions: list[str], start: int, until: float, retry: bool
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY}"}
+    turn = start
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as client:
+        while time.monotonic() < until:
+            kind = KINDS[turn % len(KINDS)]
+            question = questions[turn % len(questions)]
+            turn += 1
+            started = time.monotonic()
+            try:
+                status, degraded = await _one(client, kind, question)
+            except (httpx.HTTPError, RuntimeError) as exc:
+                level.errors[type(exc).__name__] += 1
+                continue
+            took = time.monotonic() - started
+            level.statuses[kind][status] += 1
+            if status == 200:
+                level.latencies[kind].append(took)
+                level.admitted += 1
+                level.degraded += degraded
+                level.late += took > DEADLINE_S + GRACE_S
+            elif status == 429 and retry:
+                await asyncio.sleep(1.0)
+
+
+async def _prober(url: str, level: Level, until: float) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        while time.monotonic() < until:
+            started = time.monotonic()
+            try:
+                response = await client.get("/healthz")
+                if response.status_code != 200:
+                    level.health_errors += 1
+            except httpx.HTTPError:
+                level.health_errors += 1
+            level.health.append(time.monotonic() - started)
+            await asyncio.sleep(0.1)
+
+
+async def run_level(server: Server, clients: int, seconds: float, questions: list[str]) -> Level:
+    level = Level(clients, seconds)
+    level.rss_before = server.rss_mib()
+    level.load_before = os.getloadavg()[0]
+    until = time.monotonic() + seconds
+    offsets = random.Random(clients).sample(range(len(questions)), clients)
+    await asyncio.gather(
+        _prober(server.url, level, until),
+        *(_client(server.url, level, questions, offsets[i], until, True) for i in range(clients)),
+    )
+    level.rss_after = server.rss_mib()
+    level.load_after = os.getloadavg()[0]
+    return level
+
+
+# --------------------------------------------------------------------------- kill -9
+
+
+def _document(i: int) -> dict[str, str]:
+    words = " ".join(f"k{i}x{j}" for j in range(40))
+    return {"id": f"kill-{i:05d}", "title": f"Kill {i}", "text": f"document {i}: {words}"}
+
+
+def run_kills(rounds: int, workdir: Path) -> dict[str, Any]:
+    store = workdir / "kill-root"
+    acknowledged: dict[str, str] = {}
+    sent: dict[str, str] = {}
+    rng = random.Random(14)
+    next_id = 0
+    outcomes = []
+    for round_number in range(rounds):
+        server = start_server(store, None, {"SIFT_SERVER_EMBEDDER": "static"})
+        kill_at = time.monotonic() + rng.uniform(0.3, 2.0)
+        acked = failed = 0
+        with httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=30
+        ) as client:
+            while True:
+                batch = [_document(next_id + i) for i in range(20)]
+                next_id += 20
+                sent.update({d["id"]: d["text"] for d in batch})
+                if time.monotonic() >= kill_at:
+                    # Kill while a batch is in flight: send it, and kill before the answer.
+                    pending = subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-c",
+                            "import httpx, json, sys; httpx.post(sys.argv[1], json=json.loads("
+                            "sys.argv[2]), headers={'Authorization': 'Bearer ' + sys.argv[3]}, "
+                            "timeout=30)",
+                            f"{server.url}/v1/collections/kill/documents",
+                            json.dumps({"documents": batch}),
+                            KEY,
+                        ],
+                        stderr=subprocess.DEVNULL,
+                    )
+                    time.sleep(rng.uniform(0.0, 0.3))
+                    server.process.kill()
+                    server.process.wait()
+                    pending.wait()
+                    break
+                try:
+                    response = client.post(
+                        "/v1/collections/kill/documents", json={"documents": batch}
+                    )
+                except httpx.HTTPError:
+                    failed += 1
+                    continue
+                if response.status_code == 200:
+                    acknowledged.update({d["id"]: d["text"] for d in batch})
+                    acked += 1
+                else:
+                    failed += 1
+        outcomes.append({"round": round_number + 1, "batches_acknowledged": acked})
+    # Integrity, after the last restart (which replays what the indexes missed).
+    server = start_server(store, None, {})
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60
+    ) as client:
+        stats = client.get("/v1/collections/kill").json()["stats"]
+        probe = client.post(
+            "/v1/search",
+            json={"collection": "kill", "question": "document 7", "mode": "single_shot"},
+        ).status_code
+    server.stop()
+    db = sqlite3.connect(store / "kill" / "sift.db")
+    integrity = db.execute("PRAGMA integrity_check").fetchall()
+    stored = dict(
+        db.execute(
+            "SELECT d.doc_id, group_concat(c.text, '') FROM documents d "
+            "JOIN chunks c ON c.doc = d.id GROUP BY d.id ORDER BY d.id"
+        ).fetchall()
+    )
+    counts = dict(
+        db.execute(
+            "SELECT d.doc_id, d.n_chunks - (SELECT count(*) FROM chunks c WHERE c.doc = d.id) "
+            "FROM documents d"
+        ).fetchall()
+    )
+    db.close()
+    missing = [k for k in acknowledged if k not in stored]
+    changed = [k for k, text in stored.items() if sent.get(k) != text]
+    half = [k for k, gap in counts.items() if gap != 0]
+    return {
+        "rounds": outcomes,
+        "acknowledged": len(acknowledged),
+        "stored": len(stored),
+        "stats_documents": stats["documents"],
+        "search_after": probe,
+        "missing": missing,
+        "not_whole": changed,
+        "chunk_count_mismatch": half,
+        "integrity": integrity,
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(args: argparse.Namespace, baseline: Level, levels: list[Level], kills: Any) -> str:
+    def rate(level: Level) -> float:
+        return level.ok / level.seconds
+
+    lines = [
+        "# The HTTP service under load and kill -9",
+        "",
+        f"Command: `python benchmarks/http_load.py --seconds {args.seconds:g} --levels "
+        f"{args.levels} --kills {args.kills} --baseline-seconds {args.baseline_seconds:g}`",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, "
+        f"{platform.system()}, {os.cpu_count()} cores shared with other running processes "
+        "(the load generator runs on the same cores as the server).",
+        "",
+        "Server: `sift serve` with its defaults (max_concurrency 4, queue_size 64, "
+        "queue_wait_s 2, retrieval deadline 4 s, grace 0.5 s), static embedder, the HotpotQA "
+        "corpus (6,640 passages) as `hotpotqa` (agentic) and `hotpotqa-quick` (single-shot). "
+        "Each client loops over /retrieval agentic, /retrieval single-shot, /v1/search JSON "
+        "and /v1/search SSE (deadline 4 s) with HotpotQA dev questions, waiting Retry-After "
+        "on a 429. A prober asks /healthz every 100 ms.",
+        "",
+        "| clients | s | requests | 200 | 429 | 5xx | other | conn. errors | ok/s | vs 1 client "
+        "| past deadline+0.5 s | degraded | /healthz p50 / p99 ms (fail) | RSS MiB before → "
+        "after | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for level in [baseline, *levels]:
+        total = level.status_total()
+        five = sum(v for k, v in total.items() if k >= 500)
+        other = sum(v for k, v in total.items() if k not in (200, 429) and k < 500)
+        lines.append(
+            f"| {level.clients}{' (seq.)' if level is baseline else ''} | {level.seconds:g} "
+            f"| {level.requests} | {total[200]} | {total[429]} | {five} | {other} "
+            f"| {sum(level.errors.values())} | {rate(level):.1f} "
+            f"| {rate(level) / rate(baseline):.2f}x | {level.late} | {level.degraded} "
+            f"| {_pct(level.health, 50) * 1000:.1f} / {_pct(level.health, 99) * 1000:.1f} "
+            f"({level.health_errors}) | {level.rss_before:.0f} → {level.rss_after:.0f} "
+            f"| {level.load_before:.1f} → {level.load_after:.1f} |"
+        )
+    lines += [
+        "",
+        "Latency of answered (200) requests, seconds, p50 / p95 / p99:",
+        "",
+        "| clients | " + " | ".join(KINDS) + " |",
+        "|---|" + "---|" * len(KINDS),
+    ]
+    for level in [baseline, *levels]:
+        cells = []
+        for kind in KINDS:
+            values = level.latencies.get(kind, [])
+            cells.append(
+                f"{_pct(values, 50):.3f} / {_pct(values, 95):.3f} / {_pct(values, 99):.3f} "
+                f"(n={len(values)})"
+            )
+        lines.append(f"| {level.clients} | " + " | ".join(cells) + " |")
+    first = levels[0].rss_before if levels else baseline.rss_before
+    last = levels[-1].rss_after if levels else baseline.rss_after
+    lines += [
+        "",
+        f"RSS after warm-up (the sequential run) {baseline.rss_after:.0f} MiB; at the end "
+        f"{last:.0f} MiB: growth {100 * (last - baseline.rss_after) / baseline.rss_after:+.1f} % "
+        f"(from the start of the first concurrent level, {first:.0f} MiB).",
+    ]
+    errors = Counter()
+    for level in [baseline, *levels]:
+        errors.update(level.errors)
+    if errors:
+        lines.append(f"Connection/protocol errors by type: {dict(errors)}.")
+    if kills is not None:
+        lines += [
+            "",
+            "## kill -9 during HTTP ingest",
+            "",
+            f"{args.kills} rounds: start `sift serve`, ingest 20-document batches over HTTP, "
+            "kill -9 the server at a random moment (0.3-2 s in, with a batch in flight), "
+            "restart on the same store. Then one more start (its open replays what the "
+            "derived indexes missed) and the checks, straight from the SQLite file.",
+            "",
+            f"- batches acknowledged per round: "
+            f"{', '.join(str(r['batches_acknowledged']) for r in kills['rounds'])}",
+            f"- acknowledged documents: {kills['acknowledged']}; stored: {kills['stored']} "
+            f"(the service's stats say {kills['stats_documents']}; a search after restart "
+            f"answered {kills['search_after']})",
+            f"- acknowledged but missing: {len(kills['missing'])}",
+            f"- stored but not whole (text differs from what was sent): "
+            f"{len(kills['not_whole'])}; chunk count mismatches: "
+            f"{len(kills['chunk_count_mismatch'])}",
+            f"- PRAGMA integrity_check: {kills['integrity']}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def build_store(workdir: Path) -> tuple[Path, Path]:
+    root = workdir / "collections"
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from sift.integrations.cli import main; main()",
+            "index",
+            str(DATA / "corpus.jsonl"),
+            "--store",
+            str(root / "hotpotqa"),
+            "--embedder",
+            "static",
+            "-q",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    collections = workdir / "collections.json"
+    collections.write_text(
+        json.dumps(
+            {
+                "collections": {
+                    "hotpotqa": {"mode": "agentic"},
+                    "hotpotqa-quick": {
+                        "location": str(root / "hotpotqa"),
+                        "mode": "single_shot",
+                    },
+                }
+            }
+        )
+    )
+    return root, collections
+
+
+async def main_async(args: argparse.Namespace) -> str:
+    questions = [
+        json.loads(line)["question"] for line in (DATA / "questions.jsonl").open(encoding="utf-8")
+    ]
+    with tempfile.TemporaryDirectory(prefix="sift-load-") as tmp:
+        workdir = Path(tmp)
+        root, collections = build_store(workdir)
+        levels: list[Level] = []
+        server = start_server(root, collections, {})
+        try:
+            # A short warm-up so the baseline's RSS is the warmed server's.
+            await run_level(server, 1, 5, questions)
+            baseline = await run_level(server, 1, args.baseline_seconds, questions)
+            print(f"sequential: {baseline.ok / baseline.seconds:.1f} ok/s", file=sys.stderr)
+            for clients in [int(c) for c in args.levels.split(",") if c]:
+                level = await run_level(server, clients, args.seconds, questions)
+                print(
+                    f"{clients} clients: {level.ok / level.seconds:.1f} ok/s, "
+                    f"{dict(level.status_total())}, errors {dict(level.errors)}",
+                    file=sys.stderr,
+                )
+                levels.append(level)
+        finally:
+            server.stop()
+        kills = run_kills(args.kills, workdir) if args.kills else None
+    return report(args, baseline, levels, kills)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--baseline-seconds", type=float, default=60)
+    parser.add_argument("--levels", default="10,50,200")
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    text = asyncio.run(main_async(args))
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Operations endpoints: liveness, readiness, Prometheus metrics, and the API docs page
+served with its own assets (it works without a network)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, Field
+
+import sift
+from sift.integrations.http._deps import Service, service
+from sift.integrations.http._errors import COMMON_RESPONSES
+from sift.integrations.http._metrics import PROMETHEUS_CONTENT_TYPE
+
+__all__ = ["Health", "Readiness", "router"]
+
+router = APIRouter(tags=["ops"])
+
+ServiceDep = Annotated[Service, Depends(service)]
+
+_ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "favicon-32x32.png": "image/png",
+}
+
+
+class Health(BaseModel):
+    status: str = Field(description="`ok` while the process serves requests.")
+    version: str
+    ready: bool = Field(description="Whether start-up warming is done (see /readyz).")
+
+
+class Readiness(BaseModel):
+    status: str = Field(description="`ready`, or `warming` while stores are opened.")
+    collections: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each collection warmed at start-up: `ready` or why it is not usable.",
+    )
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness", responses=COMMON_RESPONSES)
+async def healthz(svc: ServiceDep) -> Health:
+    """Answers as soon as the process runs, whatever the load: no key, no work."""
+    return Health(status="ok", version=sift.__version__, ready=svc.engine.ready)
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    summary="Readiness",
+    responses={
+        **COMMON_RESPONSES,
+        503: {"model": Readiness, "description": "Still warming up: do not route traffic."},
+    },
+)
+async def readyz(svc: ServiceDep) -> Response:
+    """200 once every served store, embedder and policy is warm; 503 until then."""
+    ready = svc.engine.ready
+    body = Readiness(
+        status="ready" if ready else "warming", collections=dict(svc.engine.warm_report)
+    )
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={**COMMON_RESPONSES, 200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}},
+)
+async def metrics(svc: ServiceDep) -> Response:
+    svc.metrics.in_flight.set(svc.engine.admission.active)
+    svc.metrics.queue_length.set(svc.engine.admission.queued)
+    return Response(svc.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
+
+
+@router.get("/docs", include_in_schema=False)
+async def docs(request: Request) -> HTMLResponse:
+    """Swagger UI, its script, style and icon served from this server."""
+    root = request.scope.get("root_path", "").rstrip("/")
+    return get_swagger_ui_html(
+        openapi_url=f"{root}/openapi.json",
+        title="sift API",
+        swagger_js_url=f"{root}/docs/assets/swagger-ui-bundle.js",
+        swagger_css_url=f"{root}/docs/assets/swagger-ui.css",
+        swagger_favicon_url=f"{root}/docs/assets/favicon-32x32.png",
+        # No validator badge: it would send the document to an outside service.
+        swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True},
+    )
+
+
+@router.get("/docs/assets/{name}", include_in_schema=False)
+async def docs_asset(name: str) -> Response:
+    media_type = _ASSETS.get(name)
+    if media_type is None:
+        return JSONResponse(
+            {"error_code": 4040, "error_msg": f"no such asset {name!r}"}, status_code=404
+        )
+    data = (resources.files("fastapi_swagger") / "resources" / name).read_bytes()
+    return Response(data, media_type=media_type, headers={"Cache-Control": "public, max-age=86400"})

@@ -1,0 +1,330 @@
+"""The service under load: work off the event loop, the admission queue, deadlines that
+cover the whole request (warm-up included), the single-shot fallback, and readiness.
+
+Slow work is made slow by a gate the test holds (a loopback Ollama whose replies wait for
+it, a store whose searches wait for it), never by a sleep the machine must keep up with:
+every assertion holds however loaded the machine is.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sift.integrations.http import ServerSettings, create_app
+from sift.integrations.ollama.testing import FakeOllama, Reply, final_answer
+from sift.integrations.stores import open_store
+from sift.types import Document, SearchResult
+
+KEY = "admission-key-0123"
+QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
+
+
+def _retrieval(knowledge_id: str = "docs", query: str = QUESTION) -> dict[str, Any]:
+    return {
+        "knowledge_id": knowledge_id,
+        "query": query,
+        "retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
+    }
+
+
+def _wait_until(check: Callable[[], bool], what: str, limit_s: float = 60.0) -> None:
+    """Polls `check`; the limit only bounds a broken run, it is never a speed claim."""
+    end = time.monotonic() + limit_s
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+def _metric(text: str, name: str) -> float:
+    """The value of an unlabelled sample in Prometheus text."""
+    for line in text.splitlines():
+        sample, _, value = line.partition(" ")
+        if sample == name:
+            return float(value)
+    raise AssertionError(f"{name} is not in the metrics")
+
+
+class Gate:
+    """Holds whatever waits on it until the test opens it (or the test ends)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.waiting = 0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            self.waiting += 1
+        self.event.wait(120)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    g = Gate()
+    yield g
+    g.open()  # never leave a worker blocked behind a failed test
+
+
+@pytest.fixture
+def ollama(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOllama]:
+    """A loopback Ollama whose every chat reply waits for the gate, then concludes."""
+
+    def held(_: dict[str, Any]) -> Reply:
+        gate.wait()
+        return final_answer([("gustave_0", "the engineer")])
+
+    with FakeOllama(responder=held) as server:
+        monkeypatch.setenv("SIFT_OLLAMA_HOST", server.host)
+        yield server
+
+
+@pytest.fixture
+def store_root(tmp_path: Path, http_documents: tuple[Document, ...]) -> Path:
+    root = tmp_path / "collections"
+    corpus = open_store(root / "docs", embedder="hash")
+    try:
+        corpus.upsert(http_documents)
+    finally:
+        corpus.close()
+    return root
+
+
+def _app(store_root: Path, **overrides: Any) -> Any:
+    settings = ServerSettings(
+        store=str(store_root),
+        embedder="hash",
+        api_keys=KEY,
+        retry_after_s=3,
+        **overrides,
+    )
+    return create_app(settings)
+
+
+def _client(url: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+
+
+def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gate: Gate) -> Any:
+    """Once the service is ready, a native search driven by the gated Ollama: it holds a
+    working slot until the gate opens."""
+    _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+
+    def search() -> httpx.Response:
+        with _client(url) as own:
+            return own.post(
+                "/v1/search",
+                json={"collection": "docs", "question": QUESTION, "policy": "ollama"},
+            )
+
+    holder = pool.submit(search)
+    _wait_until(lambda: gate.waiting == 1, "the first search reached the model")
+    return holder
+
+
+def test_requests_wait_in_the_queue_while_health_answers(store_root, start_server, gate, ollama):
+    app = _app(store_root, max_concurrency=1, queue_size=4, queue_wait_s=60)
+    url = start_server(app)
+    admission = app.state.sift.admission
+    with ThreadPoolExecutor(4) as pool, _client(url) as client:
+        holder = _hold_the_slot(url, pool, client, gate)
+        waiter = pool.submit(lambda: _client(url).post("/retrieval", json=_retrieval()))
+        _wait_until(lambda: admission.queued == 1, "the retrieval waits in the queue")
+        # Every slot is busy and a request is queued: the event loop still answers.
+        health = client.get("/healthz")
+        assert health.status_code == 200 and health.json()["ready"] is True
+        metrics = client.get("/metrics").text
+        assert _metric(metrics, "sift_queue_length") == 1
+        assert _metric(metrics, "sift_requests_in_flight") == 1
+        assert not waiter.done()
+        gate.open()
+        answered = waiter.result(timeout=60)
+        held = holder.result(timeout=60)
+        metrics = client.get("/metrics").text
+    # Queued, not refused: both answered.
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["records"]
+    assert held.status_code == 200, held.text
+    assert SearchResult.model_validate(held.json()).stopped_because == "final"
+    assert 'sift_queue_wait_seconds_count{outcome="admitted"}' in metrics
+    assert _metric(metrics, "sift_queue_length") == 0
+    _wait_until(lambda: admission.active == 0, "every slot is given back")
+
+
+def test_full_queue_and_expired_wait_are_429_with_retry_after(
+    store_root, start_server, gate, ollama
+):
+    app = _app(store_root, max_concurrency=1, queue_size=1, queue_wait_s=0.5)
+    url = start_server(app)
+    admission = app.state.sift.admission
+    with ThreadPoolExecutor(4) as pool, _client(url) as client:
+        holder = _hold_the_slot(url, pool, client, gate)
+        queued = pool.submit(
+            lambda: _client(url).post(
+                "/v1/collections/docs/documents", json={"documents": [{"id": "q", "text": "q"}]}
+            )
+        )
+        _wait_until(lambda: admission.queued == 1 or queued.done(), "the ingest queues")
+        full = client.post("/retrieval", json=_retrieval())
+        expired = queued.result(timeout=60)
+        gate.open()
+        assert holder.result(timeout=60).status_code == 200
+        metrics = client.get("/metrics").text
+    assert full.status_code == 429 and full.json()["error_code"] == 4290
+    assert "queue is full" in full.json()["error_msg"]
+    assert full.headers["Retry-After"] == "3"
+    assert expired.status_code == 429 and "no slot within" in expired.json()["error_msg"]
+    assert expired.headers["Retry-After"] == "3"
+    assert 'sift_admission_rejected_total{reason="queue_full"} 1.0' in metrics
+    assert 'sift_admission_rejected_total{reason="wait_timeout"} 1.0' in metrics
+    assert 'sift_queue_wait_seconds_count{outcome="timed_out"} 1.0' in metrics
+
+
+def test_past_the_deadline_the_answer_is_single_shot_flagged(
+    store_root, start_server, gate, ollama, caplog
+):
+    app = _app(store_root, deadline_grace_s=30)
+    url = start_server(app)
+    caplog.set_level(logging.WARNING, logger="sift.http")
+    with _client(url) as client:
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        # The model never answers in time: the harness stops at the deadline.
+        response = client.post(
+            "/v1/search",
+            json={
+                "collection": "docs",
+                "question": QUESTION,
+                "policy": "ollama",
+                "deadline_s": 0.3,
+                "top_k": 3,
+            },
+        )
+        metrics = client.get("/metrics").text
+    assert response.status_code == 200, response.text
+    result = SearchResult.model_validate(response.json())
+    assert result.stopped_because == "deadline"
+    assert {"degraded", "deadline_fallback"} <= set(result.flags)
+    assert response.headers["X-Sift-Degraded"] == "deadline"
+    # Not an empty "nothing found": the single-shot result for the question.
+    assert result.evidence and result.evidence[0].found_by[0].turn == 0
+    assert {e.doc_id for e in result.evidence} & {"gustave", "eiffel", "dijon"}
+    assert 'sift_degraded_answers_total{cause="deadline",collection="docs"} 1.0' in metrics
+    assert any("single-shot result (degraded)" in r.getMessage() for r in caplog.records)
+
+
+def test_a_stalled_store_is_503_not_an_empty_answer(store_root, start_server, gate):
+    app = _app(store_root, deadline_grace_s=0.2, retrieval_deadline_s=0.2)
+    url = start_server(app)
+    svc = app.state.sift
+
+    class Stalled:
+        """The real store, whose searches hang until the gate opens."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            gate.wait()
+            return self.inner.search(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    with _client(url) as client:
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        collection = svc.collections.get("docs")
+        svc.collections._open["docs"] = Stalled(svc.collections.open_sync(collection))
+        response = client.post("/retrieval", json=_retrieval())
+        assert response.status_code == 503, response.text
+        assert response.json()["error_code"] == 5040
+        assert response.headers["Retry-After"] == "3"
+        # The worker is still stuck: its slot stays taken until it really ends.
+        assert svc.admission.active == 1
+        gate.open()
+        _wait_until(lambda: svc.admission.active == 0, "the slot comes back")
+        metrics = client.get("/metrics").text
+    assert 'sift_degraded_answers_total{cause="overrun",collection="docs"} 1.0' in metrics
+
+
+def test_readiness_waits_for_warm_up_and_requests_wait_within_their_deadline(
+    store_root, start_server, gate, ollama
+):
+    # Warming the Ollama policy waits for the gated model: start-up is slow at will.
+    app = _app(store_root, warm_policies=["heuristic", "ollama"], retrieval_deadline_s=0.3)
+    url = start_server(app, ready=False)
+    with _client(url) as client:
+        live = client.get("/healthz")
+        assert live.status_code == 200 and live.json()["ready"] is False
+        warming = client.get("/readyz")
+        assert warming.status_code == 503 and warming.json()["status"] == "warming"
+        early = client.post("/retrieval", json=_retrieval())
+        assert early.status_code == 503 and early.json()["error_code"] == 5031
+        assert early.headers["Retry-After"] == "3"
+        assert "warming up" in early.json()["error_msg"]
+        gate.open()
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        ready = client.get("/readyz").json()
+        answered = client.post("/retrieval", json=_retrieval())
+    assert ready == {"status": "ready", "collections": {"docs": "ready"}}
+    assert answered.status_code == 200 and answered.json()["records"]
+    assert ollama.chat_requests(), "the warm-up ran an episode with the Ollama policy"
+
+
+def test_a_broken_collection_does_not_keep_the_service_unready(store_root, start_server):
+    (store_root / "broken").mkdir()
+    (store_root / "broken" / "sift.db").write_bytes(b"this is not a database" * 100)
+    app = _app(store_root)
+    url = start_server(app)
+    with _client(url) as client:
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        report = client.get("/readyz").json()["collections"]
+        assert report["docs"] == "ready"
+        assert report["broken"] != "ready" and report["broken"]
+        assert client.post("/retrieval", json=_retrieval()).status_code == 200
+
+
+def test_client_leaving_a_queued_request_frees_its_place(store_root, start_server, gate, ollama):
+    app = _app(store_root, max_concurrency=1, queue_size=2, queue_wait_s=60)
+    url = start_server(app)
+    admission = app.state.sift.admission
+    with ThreadPoolExecutor(4) as pool, _client(url) as client:
+        holder = _hold_the_slot(url, pool, client, gate)
+
+        def impatient() -> None:
+            with (
+                httpx.Client(
+                    base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=0.5
+                ) as quick,
+                pytest.raises(httpx.ReadTimeout),
+            ):
+                quick.post("/retrieval", json=_retrieval())
+
+        pool.submit(impatient).result(timeout=60)
+        _wait_until(lambda: admission.queued == 0, "the abandoned place is freed")
+        gate.open()
+        assert holder.result(timeout=60).status_code == 200
+    _wait_until(lambda: admission.active == 0, "every slot is given back")
+
+
+def test_metrics_name_queue_and_readiness(store_root, start_server):
+    app = _app(store_root)
+    url = start_server(app)
+    with _client(url) as client:
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        text = client.get("/metrics").text
+    assert _metric(text, "sift_ready") == 1
+    for name in ("sift_queue_length", "sift_requests_in_flight"):
+        assert f"# TYPE {name} gauge" in text
+    assert "# TYPE sift_queue_wait_seconds histogram" in text
