@@ -4,8 +4,10 @@ Every module of the four root folders, the tests, the benchmarks and the example
 parsed with `ast` (imports inside functions and under TYPE_CHECKING included):
 
 - a private module (`sift.a.b._x`, or a private name imported from a sift module) is
-  imported only from inside the folder of its package: other packages, tests, benchmarks
-  and examples use the public names its package re-exports;
+  imported only from inside the folder of its package, or by that package's own tests
+  (tests/ mirrors the source folders: tests/integrations/http may test the internals of
+  integrations/http, white-box); other packages, other tests, benchmarks and examples use
+  the public names its package re-exports;
 - the package root (core/, installed as `sift`) imports no sift.nodes, sift.graphs or
   sift.integrations;
 - sift.nodes imports only the root package (and third-party libraries);
@@ -141,9 +143,19 @@ def private_crossings(root: Path, imports: list[Import]) -> list[Import]:
             if first is None:
                 continue
             owner = package_folder(root, ".".join(parts[:first]))
-        if owner is None or not _inside(root / item.file, owner):
+        if owner is None:
+            out.append(item)
+        elif not (
+            _inside(root / item.file, owner) or _inside(root / item.file, _tests_of(root, owner))
+        ):
             out.append(item)
     return out
+
+
+def _tests_of(root: Path, owner: Path) -> Path:
+    """The tests folder that mirrors a package folder (tests/ mirrors the source tree)."""
+    folder = owner if owner.is_dir() else owner.parent
+    return root / "tests" / folder.relative_to(root)
 
 
 def layer_crossings(imports: list[Import], folder: str) -> list[Import]:
