@@ -16,14 +16,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sift.config import HarnessConfig
+from sift.filters import Filter
 from sift.types import FoundBy, SearchResult, StopReason, Usage
 
 __all__ = [
     "SEARCH_TOOL_DESCRIPTION",
     "EvidenceItem",
     "SearchReport",
+    "checked_filter",
+    "failure_of",
     "page_label",
     "page_numbers",
+    "run_config",
 ]
 
 SEARCH_TOOL_DESCRIPTION = (
@@ -39,6 +44,35 @@ SEARCH_TOOL_DESCRIPTION = (
     'distinct question. Optional: filters on document metadata ({"lang": "en"}, '
     '{"year": {"gte": 2000}}), top_k (how many passages), max_turns (search steps).'
 )
+
+
+def run_config(config: HarnessConfig, max_turns: int | None) -> HarnessConfig:
+    """The settings of one delegated search: the face's, with the call's `max_turns`
+    (a ValueError above `max_turns_limit`, which the compiled graph is sized for)."""
+    if max_turns is None:
+        return config
+    if max_turns > config.max_turns_limit:
+        raise ValueError(
+            f"max_turns={max_turns} is above the limit of {config.max_turns_limit} "
+            "(HarnessConfig.max_turns_limit, env SIFT_MAX_TURNS_LIMIT)"
+        )
+    return config.merged({"max_turns": max_turns})
+
+
+def checked_filter(spec: Any) -> Filter | None:
+    """The metadata filter a model gave, or a ValueError that shows it and says why."""
+    try:
+        return Filter.of(spec)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"filters {spec!r} are not a valid metadata filter: {exc}") from None
+
+
+def failure_of(result: SearchResult) -> str | None:
+    """The error to report instead of the evidence: set when the episode failed and
+    found nothing (a failure with evidence is a result that says it stopped early)."""
+    if result.stopped_because == "error" and not result.evidence:
+        return f"the search failed: {result.error or 'unknown error'}"
+    return None
 
 
 def _as_page(value: object) -> int | None:

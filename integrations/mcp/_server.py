@@ -21,11 +21,16 @@ from pydantic import BaseModel, Field
 from sift import __version__
 from sift.config import HarnessConfig
 from sift.errors import SiftError
-from sift.filters import Filter
 from sift.graphs import asearch
 from sift.integrations.mcp._progress import ProgressRelay
 from sift.integrations.mcp._reports import ChunkItem, DocumentReport, GrepReport
-from sift.integrations.subagent import SEARCH_TOOL_DESCRIPTION, SearchReport
+from sift.integrations.subagent import (
+    SEARCH_TOOL_DESCRIPTION,
+    SearchReport,
+    checked_filter,
+    failure_of,
+    run_config,
+)
 from sift.nodes import check_question
 from sift.protocols import Corpus, Policy
 
@@ -55,13 +60,6 @@ def _result(report: BaseModel, text: str) -> CallToolResult:
         content=[TextContent(type="text", text=text)],
         structured_content=report.model_dump(mode="json"),
     )
-
-
-def _filters(spec: dict[str, Any] | None) -> Filter | None:
-    try:
-        return Filter.of(spec)
-    except (ValueError, TypeError) as exc:
-        raise ToolError(f"filters {spec!r} are not a valid metadata filter: {exc}") from None
 
 
 async def _guarded(tool: str, work: Callable[[], Awaitable[_T]]) -> _T:
@@ -152,16 +150,9 @@ def create_server(
     ) -> Annotated[CallToolResult, SearchReport]:
         async def work() -> CallToolResult:
             check_question(question, settings.max_question_chars)
-            run = settings
-            if max_turns is not None:
-                if max_turns > settings.max_turns_limit:
-                    raise ToolError(
-                        f"max_turns={max_turns} is above this server's limit of "
-                        f"{settings.max_turns_limit} (HarnessConfig.max_turns_limit)"
-                    )
-                run = settings.merged({"max_turns": max_turns})
+            run = run_config(settings, max_turns)
             size = top_k if top_k is not None else default_top_k
-            spec = _filters(filters)
+            spec = checked_filter(filters)
             relay = ProgressRelay(ctx.report_progress, run.max_turns)
             try:
                 async with anyio.create_task_group() as group:
@@ -183,8 +174,9 @@ def create_server(
                 # it, so no further turn (and no further store call) starts.
                 log.info("search cancelled by the client: %r", question[:80])
                 raise
-            if result.stopped_because == "error" and not result.evidence:
-                raise ToolError(f"the search failed: {result.error or 'unknown error'}")
+            failed = failure_of(result)
+            if failed:
+                raise ToolError(failed)
             report = SearchReport.of(result, top_k=size)
             return _result(report, report.to_text())
 
@@ -234,7 +226,7 @@ def create_server(
         filters: FiltersArgument = None,
     ) -> Annotated[CallToolResult, GrepReport]:
         async def work() -> CallToolResult:
-            spec = _filters(filters)
+            spec = checked_filter(filters)
             found = await anyio.to_thread.run_sync(
                 lambda: corpus.grep(pattern, k=limit, filters=spec)
             )
