@@ -26,7 +26,9 @@ async def test_stdio_server_tools_search_progress_and_errors(
     store_path: Path, stdio_server: Callable[..., StdioServerParameters]
 ) -> None:
     with anyio.fail_after(HANG_GUARD_S):
-        async with Client(stdio_server("--store", str(store_path))) as client:
+        # The initialize handshake (mode="legacy"): what desktop clients speak today; the
+        # streamable HTTP test speaks the newer protocol.
+        async with Client(stdio_server("--store", str(store_path)), mode="legacy") as client:
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(listed) == {"search", "read_document", "grep"}
             search = listed["search"]
