@@ -35,16 +35,15 @@ async def test_an_ollama_model_drives_the_search(
             reply(tool_calls=[tool_call("search_corpus", query="volcano that buried Pompeii")]),
             final_answer([("vesuvius_0", "Its eruption in 79 AD buried Pompeii.")]),
         )
+        # No --store: the default store, $SIFT_STORE, as for every sift command.
         command = stdio_server(
-            "--store",
-            str(store_path),
             "--policy",
             "ollama",
             "--model",
             "gpt-oss:20b",
             "--ollama-host",
             ollama.host,
-        )
+        ).model_copy(update={"env": {"SIFT_STORE": str(store_path)}})
         with anyio.fail_after(HANG_GUARD_S):
             async with Client(command) as client:
                 result = await client.call_tool(
