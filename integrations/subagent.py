@@ -21,6 +21,9 @@ from sift.filters import Filter
 from sift.types import FoundBy, SearchResult, StopReason, Usage
 
 __all__ = [
+    "FILTERS_DESCRIPTION",
+    "MAX_TOP_K",
+    "QUESTION_DESCRIPTION",
     "SEARCH_TOOL_DESCRIPTION",
     "EvidenceItem",
     "SearchReport",
@@ -44,6 +47,14 @@ SEARCH_TOOL_DESCRIPTION = (
     'distinct question. Optional: filters on document metadata ({"lang": "en"}, '
     '{"year": {"gte": 2000}}), top_k (how many passages), max_turns (search steps).'
 )
+
+QUESTION_DESCRIPTION = "One self-contained question, in the user's language."
+FILTERS_DESCRIPTION = (
+    'Metadata filter: {"lang": "en"} (equality), {"tag": ["a", "b"]} (any of), '
+    '{"year": {"gte": 2000, "lt": 2010}} (range); keys are and-ed.'
+)
+# The most passages one delegated search returns (the CLI's --top-k bound).
+MAX_TOP_K = 200
 
 
 def run_config(config: HarnessConfig, max_turns: int | None) -> HarnessConfig:

@@ -26,6 +26,9 @@ from sift.config import HarnessConfig
 from sift.errors import SiftError
 from sift.graphs import asearch, search
 from sift.integrations.subagent import (
+    FILTERS_DESCRIPTION,
+    MAX_TOP_K,
+    QUESTION_DESCRIPTION,
     SEARCH_TOOL_DESCRIPTION,
     SearchReport,
     checked_filter,
@@ -37,20 +40,12 @@ from sift.types import SearchResult
 
 __all__ = ["SiftSearchInput", "create_sift_tool"]
 
-MAX_TOP_K = 200
-
 
 class SiftSearchInput(BaseModel):
     """The arguments the model gives the sift tool."""
 
-    question: str = Field(
-        min_length=1, description="One self-contained question, in the user's language."
-    )
-    filters: dict[str, Any] | None = Field(
-        None,
-        description='Metadata filter: {"lang": "en"} (equality), {"tag": ["a", "b"]} '
-        '(any of), {"year": {"gte": 2000, "lt": 2010}} (range); keys are and-ed.',
-    )
+    question: str = Field(min_length=1, description=QUESTION_DESCRIPTION)
+    filters: dict[str, Any] | None = Field(None, description=FILTERS_DESCRIPTION)
     top_k: int | None = Field(
         None, ge=1, le=MAX_TOP_K, description="Passages to return (default: the tool's)."
     )

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 from sift.integrations.mcp._reports import ChunkItem, DocumentReport, GrepReport, document_uri
 from sift.integrations.mcp._serve import Transport, serve
-from sift.integrations.mcp._server import MAX_TOP_K, create_server
+from sift.integrations.mcp._server import create_server
 from sift.integrations.subagent import EvidenceItem, SearchReport
 
 __all__ = [
-    "MAX_TOP_K",
     "ChunkItem",
     "DocumentReport",
     "EvidenceItem",

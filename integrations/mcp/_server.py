@@ -25,6 +25,9 @@ from sift.graphs import asearch
 from sift.integrations.mcp._progress import ProgressRelay
 from sift.integrations.mcp._reports import ChunkItem, DocumentReport, GrepReport
 from sift.integrations.subagent import (
+    FILTERS_DESCRIPTION,
+    MAX_TOP_K,
+    QUESTION_DESCRIPTION,
     SEARCH_TOOL_DESCRIPTION,
     SearchReport,
     checked_filter,
@@ -34,24 +37,17 @@ from sift.integrations.subagent import (
 from sift.nodes import check_question
 from sift.protocols import Corpus, Policy
 
-__all__ = ["MAX_TOP_K", "create_server"]
+__all__ = ["create_server"]
 
 log = logging.getLogger("sift.mcp")
 
-MAX_TOP_K = 200
 MAX_GREP_HITS = 100
 MAX_READ_CHUNKS = 200
 
 _T = TypeVar("_T")
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
-FiltersArgument = Annotated[
-    dict[str, Any] | None,
-    Field(
-        description='Metadata filter: {"lang": "en"} (equality), {"tag": ["a", "b"]} '
-        '(any of), {"year": {"gte": 2000, "lt": 2010}} (range); keys are and-ed.'
-    ),
-]
+FiltersArgument = Annotated[dict[str, Any] | None, Field(description=FILTERS_DESCRIPTION)]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
@@ -133,10 +129,7 @@ def create_server(
         ctx: Context,
         question: Annotated[
             str,
-            Field(
-                min_length=1,
-                description="One self-contained question, in the user's language.",
-            ),
+            Field(min_length=1, description=QUESTION_DESCRIPTION),
         ],
         filters: FiltersArgument = None,
         top_k: Annotated[
