@@ -6,6 +6,7 @@ import sys
 from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 
 from sift import open_store
 from sift.config import HarnessConfig
@@ -90,8 +91,14 @@ def register(app: typer.Typer) -> None:
                 f"sift mcp needs the mcp extra ({exc.name} is missing): "
                 "pip install 'sift-harness[mcp]'"
             ) from None
-        config = HarnessConfig(max_turns=max_turns) if max_turns else HarnessConfig()
-        chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)
+        try:
+            config = HarnessConfig(max_turns=max_turns) if max_turns else HarnessConfig()
+            chosen = _policy(policy, model=model, host=ollama_host, think=think, seed=seed)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in exc.errors()
+            )
+            raise typer.BadParameter(problems) from None
         # A path that holds no store is an error naming it, never a new empty store.
         corpus = open_store(store, create=False)
 

@@ -29,6 +29,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (("--log-level", "loud"), "valid levels are debug, info, warning, error, critical"),
         (("--top-k", "0"), "--top-k"),
         (("--port", "70000"), "--port"),
+        (("--max-turns", "5000"), "max_turns: Input should be less than or equal to 1000"),
+        (("--policy", "ollama", "--think", "max"), "think must be low, medium, high"),
     ],
 )
 def test_bad_options_are_refused(
