@@ -23,9 +23,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from sift.integrations.cli import _demo, _eval, _grep, _index, _search, _serve  # noqa: E402
+from sift.integrations.cli import _demo, _eval, _grep, _index, _mcp, _search, _serve  # noqa: E402
 
-for _module in (_index, _search, _grep, _demo, _serve, _eval):
+for _module in (_index, _search, _grep, _demo, _serve, _mcp, _eval):
     _module.register(app)
 
 

@@ -3,6 +3,7 @@
     retriever = SiftRetriever(corpus=open_store("./store"), k=10)
     docs = retriever.invoke("Which volcano buried Pompeii?")        # or await ainvoke
     docs = retriever.invoke("...", k=3, filters={"lang": "en"})      # per-call overrides
+    tool = retriever.as_tool()       # sift as a tool an agent delegates searches to
 
 Each Document is one evidence chunk: `page_content` is the chunk text; `metadata` holds
 the chunk's own metadata plus `doc_id`, `chunk_id`, `title`, `score`, `justification` and
@@ -19,7 +20,8 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field
 
 from sift.graphs import HarnessConfig, asearch, search, single_shot
 from sift.types import SearchMode, SearchResult
@@ -101,3 +103,38 @@ class SiftRetriever(BaseRetriever):
         else:
             result = await asearch(query, self.corpus, **self._options_of_episode(k, filters))
         return self._to_documents(result, k)
+
+    def as_tool(
+        self,
+        args_schema: type[BaseModel] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+    ) -> BaseTool:
+        """sift as a tool an orchestrating agent delegates searches to:
+        `create_sift_tool` over this retriever's corpus, policy, limits, filters and
+        rollouts, with `k` as the passages per call (see `sift_search`'s description).
+        Given `args_schema` or `arg_types`, LangChain's generic `Runnable.as_tool`."""
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(
+                args_schema, name=name, description=description, arg_types=arg_types
+            )
+        if self.mode == "single_shot":
+            raise ValueError(
+                "a single-shot SiftRetriever has no search to delegate: use mode='agentic', "
+                "or langchain_core.tools.create_retriever_tool for plain retrieval"
+            )
+        from sift.integrations.langchain.tool import create_sift_tool
+        from sift.integrations.subagent import SEARCH_TOOL_DESCRIPTION
+
+        return create_sift_tool(
+            self.corpus,
+            policy=self.policy,
+            config=self.config,
+            top_k=self.k,
+            filters=self.filters,
+            rollouts=self.rollouts,
+            name=name or "sift_search",
+            description=description or SEARCH_TOOL_DESCRIPTION,
+        )

@@ -1,0 +1,94 @@
+"""sift's progress events as MCP progress notifications.
+
+The harness calls its listener synchronously from the episode's own loop; the relay
+queues each event and a task of the same request sends it to the client. `progress`
+counts turns (a tool call moves it on within its turn) and `total` is the run's
+max_turns, so a client can draw a bar; the final event sets progress to total. A
+notification that cannot be sent never stops the search.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+__all__ = ["ProgressRelay", "describe"]
+
+log = logging.getLogger("sift.mcp")
+
+Report = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+def _short(value: object, width: int = 80) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def describe(event: dict[str, Any], total: int) -> str | None:
+    """The message of one event, or None for events that are not reported."""
+    kind = event.get("event")
+    turn = event.get("turn")
+    if kind == "sift.turn_started":
+        return f"turn {turn}/{total}: {event.get('tokens', 0):,} tokens in context"
+    if kind == "sift.tool_call":
+        arguments = event.get("arguments") or {}
+        argument = next(iter(arguments.values()), "") if isinstance(arguments, dict) else ""
+        text = f"turn {turn}: {event.get('tool')}({_short(argument)!r})"
+        if event.get("error"):
+            text += f" refused: {_short(event['error'])}"
+        return text
+    if kind == "sift.finished":
+        text = (
+            f"finished after {event.get('turns')} turns: {event.get('evidence')} passages, "
+            f"stopped because {event.get('stopped_because')}"
+        )
+        return text + (f" ({_short(event['error'])})" if event.get("error") else "")
+    return None
+
+
+class ProgressRelay:
+    """The `on_event` listener of one episode and the task that reports its events."""
+
+    def __init__(self, report: Report, total: int) -> None:
+        self._report = report
+        self._total = total
+        self._send, self._receive = anyio.create_memory_object_stream[dict[str, Any]](math.inf)
+        self._last = -1.0
+        self._turn = 0
+        self._calls = 0
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self._send.send_nowait(event)
+
+    def close(self) -> None:
+        """No more events: `run` returns once the queued ones are sent."""
+        self._send.close()
+
+    def _progress(self, event: dict[str, Any]) -> float:
+        kind = event.get("event")
+        if kind == "sift.turn_started":
+            self._turn, self._calls = int(event.get("turn") or self._turn + 1), 0
+            value = float(self._turn - 1)
+        elif kind == "sift.tool_call":
+            self._calls += 1
+            value = self._turn - 1 + self._calls / (self._calls + 1)
+        else:
+            value = float(self._total)
+        # The protocol wants every notification to move forward.
+        return value if value > self._last else math.nextafter(self._last, math.inf)
+
+    async def run(self) -> None:
+        async with self._receive:
+            async for event in self._receive:
+                message = describe(event, self._total)
+                if message is None:
+                    continue
+                self._last = self._progress(event)
+                try:
+                    await self._report(self._last, float(self._total), message)
+                except Exception as exc:  # a client gone away must not end the search
+                    log.debug("progress notification not sent: %s", exc)
