@@ -50,7 +50,8 @@ _NUMBER = re.compile(r"(?<![0-9０-９])[0-9０-９]{3,4}(?![0-9０-９])")
 _CJK_RUN = re.compile(rf"[{_KANJI}\u3041-\u309f{_KATAKANA}\uac00-\ud7af\u1100-\u11ff]+")
 # One script at a time: bigrams never cross from kanji to kana (as in sift.analysis).
 _SCRIPT_RUN = re.compile(
-    rf"[{_KANJI}]+|(?P<kana>[\u3041-\u309f]+)|[{_KATAKANA}]+|[\uac00-\ud7af\u1100-\u11ff]+"
+    rf"(?P<kanji>[{_KANJI}]+)|(?P<kana>[\u3041-\u309f]+)|[{_KATAKANA}]+"
+    r"|[\uac00-\ud7af\u1100-\u11ff]+"
 )
 
 # Question words and nouns too general to search for alone.
@@ -113,8 +114,10 @@ def is_mostly_cjk(text: str) -> bool:
 def cjk_words(words: list[str], *, content: bool = False) -> list[str]:
     """Words as the planner's word pattern finds them, with every word that holds CJK
     characters cut: each run of one script into overlapping bigrams (a run of one
-    character kept), the other parts left as words. With `content`, hiragana runs are
-    left out: they hold the particles and verb endings, Japanese's function words."""
+    character kept), the other parts left as words. With `content` (coverage terms),
+    hiragana runs are left out, as they hold the particles and verb endings, Japanese's
+    function words, and each kanji is a term too, as in sift.analysis (a kanji is often a
+    word: 兄弟 is found in 兄と弟; measured in benchmarks/results/planner_japanese.md)."""
     out: list[str] = []
     for word in words:
         if not has_cjk(word):
@@ -129,6 +132,8 @@ def cjk_words(words: list[str], *, content: bool = False) -> list[str]:
                 continue
             run = match.group()
             out += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+            if content and len(run) > 1 and match.group("kanji"):
+                out += run
         if cursor < len(word):
             out.append(word[cursor:])
     return out

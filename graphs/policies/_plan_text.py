@@ -101,7 +101,10 @@ def terms(text: str) -> list[str]:
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words, stopwords dropped, in order, without repeats."""
-    words = [w for w in _words(text, content=True) if len(w) > 1 and w not in STOPWORDS]
+    # A single letter says nothing; a single kanji (from _plan_ja) does.
+    words = [
+        w for w in _words(text, content=True) if (len(w) > 1 or has_cjk(w)) and w not in STOPWORDS
+    ]
     return list(dict.fromkeys(_STEMMER.stemWords(words)))
 
 
