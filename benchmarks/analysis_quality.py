@@ -306,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         jsquad.append(("sift default + sudachi A", beside_sift(sudachi("A"))))
         jsquad.append(("sift default + sudachi C", beside_sift(sudachi("C"))))
         jsquad.append(("sift default + fugashi", beside_sift(fugashi_unidic())))
+        jsquad.append(("sift morphology=sudachi (ja extra)", Analyzer(morphology="sudachi").terms))
 
     rows: list[Row] = []
     columns = (

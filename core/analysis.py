@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -37,11 +38,12 @@ from functools import cache, lru_cache
 from typing import Any, ClassVar, Literal, NamedTuple
 
 import Stemmer
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "Analyzer",
     "CjkMode",
+    "Morphology",
     "Script",
     "ScriptRun",
     "default_analyzer",
@@ -81,6 +83,11 @@ Script = Literal[
 # "unigram+bigram" every character alone as well. Bigrams never cross a change of script;
 # a run of one character is kept as that character.
 CjkMode = Literal["bigram", "bigram+han", "unigram+bigram"]
+
+# Dictionary words of Japanese text beside its n-grams: "sudachi" (SudachiPy with
+# sudachidict-core, split mode C, normalised forms; the `ja` extra) added 3 of 400
+# JSQuAD questions to BM25's top 10 and lost none, at about a sixth of the speed.
+Morphology = Literal["none", "sudachi"]
 
 # (first, last, script) code point ranges, sorted by first. Letters outside these ranges
 # are "other_letter"; everything else is classified by its Unicode category.
@@ -266,6 +273,7 @@ class Analyzer(BaseModel):
     stemmers: dict[str, str] = Field(default_factory=lambda: {"latin": "english"})
     # Longer words are noise (hashes, base64, URLs run together): tantivy dropped them too.
     max_word_chars: int = Field(default=40, ge=1)
+    morphology: Morphology = "none"
 
     @field_validator("stemmers")
     @classmethod
@@ -283,6 +291,12 @@ class Analyzer(BaseModel):
                     f"{', '.join(sorted(available))}"
                 )
         return dict(sorted(value.items()))
+
+    @model_validator(mode="after")
+    def _morphology_available(self) -> Analyzer:
+        if self.morphology == "sudachi":
+            _sudachi()  # fails now, naming the extra, rather than on the first text
+        return self
 
     @property
     def spec(self) -> str:
@@ -332,6 +346,8 @@ class Analyzer(BaseModel):
                 out += _ngrams(piece, every or (han and kind == "han"))
         if words and self.stemmers:
             self._stem(out, words)
+        if self.morphology == "sudachi" and _JAPANESE.search(text):
+            out += _sudachi_words(unicodedata.normalize("NFKC", text))
         return out
 
     def query_terms(self, text: str) -> list[str]:
@@ -407,3 +423,48 @@ def _split_word(word: str) -> Iterator[str]:
             yield piece
         else:
             yield from _ngrams(piece, False)
+
+
+# ------------------------------------------------------------------ Sudachi (optional)
+
+_JAPANESE = re.compile(rf"[{_HAN}{_HIRAGANA}{_KATAKANA}]")
+_PLAIN_TERM = re.compile(rf"(?:[^\W_]|[{_MARKS}])+")
+# Sudachi refuses inputs over about 49 KB: it is fed sentences, long ones in slices.
+_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]?")
+_SLICE = 4000
+_local = threading.local()
+
+
+def _sudachi() -> Any:
+    """This thread's Sudachi tokenizer (they are not shared across threads)."""
+    tokenizer = getattr(_local, "sudachi", None)
+    if tokenizer is None:
+        try:
+            from sudachipy import Dictionary, SplitMode
+        except ImportError:
+            raise ValueError(
+                "morphology 'sudachi' needs SudachiPy and its dictionary: "
+                "pip install 'sift-harness[ja]' (sudachipy, sudachidict-core)"
+            ) from None
+        tokenizer = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
+        _local.sudachi = tokenizer
+    return tokenizer
+
+
+def _sudachi_words(text: str) -> list[str]:
+    """Sudachi's words of the Japanese in `text` (normalised form, lower case): words
+    without Han or kana and punctuation are left to the n-gram analysis."""
+    tokenizer = _sudachi()
+    out: list[str] = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group()
+        for start in range(0, len(sentence), _SLICE):
+            piece = sentence[start : start + _SLICE]
+            if not _JAPANESE.search(piece):
+                continue
+            for morpheme in tokenizer.tokenize(piece):
+                word = unicodedata.normalize("NFKC", morpheme.normalized_form()).lower()
+                # Only plain words: a term never carries punctuation or spaces.
+                if _JAPANESE.search(word) and _PLAIN_TERM.fullmatch(word):
+                    out.append(word)
+    return out

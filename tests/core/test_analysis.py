@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,59 @@ def test_a_real_jsquad_question_meets_its_gold_paragraph() -> None:
     wanted = set(analyzer.query_terms(question["question"]))
     found = set(analyzer.terms(gold["title"] + " " + gold["text"]))
     assert {"梅雨", "北海", "海道"} <= wanted & found
+
+
+def test_the_examples_of_docs_languages_md_hold() -> None:
+    analyzer = default_analyzer()
+    assert analyzer.terms("「iPodを製作している企業」") == [
+        "ipod", "を", "製作", "製", "作", "して", "てい", "いる", "企業", "企", "業",
+    ]  # fmt: skip
+    assert analyzer.terms("The Running Dogs") == ["the", "run", "dog"]
+    assert analyzer.query_terms("ＡＮＤ (東京) -大阪") == [
+        "and",
+        "東京",
+        "東",
+        "京",
+        "大阪",
+        "大",
+        "阪",
+    ]
+    assert analyzer.spec.startswith('{"cjk":"bigram+han","max_word_chars":40,')
+
+
+# ------------------------------------------------------------- Sudachi (the ja extra)
+
+
+def test_sudachi_adds_dictionary_words_beside_the_ngrams() -> None:
+    plain = default_analyzer().terms("東京都千代田区にある企業")
+    analyzer = Analyzer(morphology="sudachi")
+    terms = analyzer.terms("東京都千代田区にある企業")
+    assert terms[: len(plain)] == plain
+    words = terms[len(plain) :]
+    assert "東京都千代田区" in words and "企業" in words and "有る" in words
+    # Latin words are the analyzer's own; Sudachi adds only Japanese words.
+    assert analyzer.terms("Running dogs") == ["run", "dog"]
+    assert Analyzer.from_spec(analyzer.spec) == analyzer
+    assert '"morphology":"sudachi"' in analyzer.spec
+
+
+@pytest.mark.parametrize("text", QUERY_SYNTAX)
+def test_sudachi_terms_are_plain_too(text: str) -> None:
+    for term in Analyzer(morphology="sudachi").query_terms(text):
+        assert term and not re.search(r"[\s\-+\"():^~*?\\/!＋－（）]", term), term
+
+
+def test_sudachi_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sudachipy", None)  # as if not installed
+    errors: list[BaseException] = []
+
+    def build() -> None:  # a new thread has no tokenizer loaded yet
+        try:
+            Analyzer(morphology="sudachi")
+        except ValueError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    thread.join()
+    assert len(errors) == 1 and "sift-harness[ja]" in str(errors[0])
