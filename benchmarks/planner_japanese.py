@@ -9,8 +9,9 @@ of calls the planner makes (the same graph and tools as in English).
 Part 2 is a preview, not the store's figure: the stores do not analyse Japanese yet (that
 is the next phase of issue 10), so the episodes run over `AnalyzedCorpus` below, a small
 in-process Corpus: BM25 (bm25s, k1 1.5, b 0.75) over the terms of sift's default
-analyzer for search, RE2 over the text for grep, the passages themselves as chunks (each
-JSQuAD paragraph fits one 512-token chunk). On the same corpus and the same 400 dev
+analyzer for search (the query weighted by `weighted_query_terms`), RE2 over the text
+for grep, the passages themselves as chunks (each JSQuAD paragraph fits one 512-token
+chunk). On the same corpus and the same 400 dev
 questions it runs: the issue's baseline (bm25s over raw character bigrams), single shot
 (one search of the question, `sift.graphs.single_shot`, top 30) and agentic
 (`sift.graphs.asearch` with the heuristic planner, default limits). hit@k: the gold
@@ -47,13 +48,19 @@ console = Console(stderr=True)
 class AnalyzedCorpus:
     """A read-only in-memory Corpus: BM25 over analysed terms, RE2 grep, reads."""
 
-    def __init__(self, documents: Sequence[Document], tokenize: Callable[[str], list[str]]):
+    def __init__(
+        self,
+        documents: Sequence[Document],
+        tokenize: Callable[[str], list[str]],
+        query_tokenize: Callable[[str], list[str]] | None = None,
+    ):
         self.chunks = [c for d in documents for c in chunk_document(d, 512)]
         self.by_id = {c.chunk_id: c for c in self.chunks}
         self.by_doc: dict[str, list[Chunk]] = {}
         for chunk in self.chunks:
             self.by_doc.setdefault(chunk.doc_id, []).append(chunk)
         self.tokenize = tokenize
+        self.query_tokenize = query_tokenize or tokenize
         self.bm25 = bm25s.BM25(k1=1.5, b=0.75)
         self.bm25.index([tokenize(f"{c.title} {c.text}") for c in self.chunks], show_progress=False)
         self.vocab = self.bm25.vocab_dict
@@ -69,7 +76,7 @@ class AnalyzedCorpus:
         exclude: Collection[str] = (),
         alpha: float | None = None,
     ) -> list[Hit]:
-        terms = [t for t in self.tokenize(query) if t in self.vocab]
+        terms = [t for t in self.query_tokenize(query) if t in self.vocab]
         if not terms:
             return []
         depth = min(len(self.chunks), k + len(exclude))
@@ -160,13 +167,19 @@ def show_plans(questions: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def weighted_query(text: str) -> list[str]:
+    """Query terms repeated as often as their weight (bm25s's way of weighing them)."""
+    analyzer = default_analyzer()
+    return [t for t, w in analyzer.weighted_query_terms(text) for _ in range(int(w))]
+
+
 def ranked_docs(result: Any) -> list[str]:
     return list(dict.fromkeys(e.doc_id for e in result.evidence))
 
 
 def episodes(docs: list[Document], questions: list[dict[str, Any]]) -> list[str]:
     analyzer = default_analyzer()
-    corpus = AnalyzedCorpus(docs, analyzer.terms)
+    corpus = AnalyzedCorpus(docs, analyzer.terms, weighted_query)
     raw = AnalyzedCorpus(docs, lambda s: [s[i : i + 2] for i in range(len(s) - 1)])
     modes: dict[str, list[list[str]]] = {"baseline": [], "single_shot": [], "agentic": []}
     turns: list[int] = []

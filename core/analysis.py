@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -38,12 +37,12 @@ from functools import cache, lru_cache
 from typing import Any, ClassVar, Literal, NamedTuple
 
 import Stemmer
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "WORD_WEIGHT_IN_CJK",
     "Analyzer",
     "CjkMode",
-    "Morphology",
     "Script",
     "ScriptRun",
     "default_analyzer",
@@ -84,10 +83,8 @@ Script = Literal[
 # a run of one character is kept as that character.
 CjkMode = Literal["bigram", "bigram+han", "unigram+bigram"]
 
-# Dictionary words of Japanese text beside its n-grams: "sudachi" (SudachiPy with
-# sudachidict-core, split mode C, normalised forms; the `ja` extra) added 3 of 400
-# JSQuAD questions to BM25's top 10 and lost none, at about a sixth of the speed.
-Morphology = Literal["none", "sudachi"]
+# A query's alphabetic words and numbers weigh this much in a query holding CJK.
+WORD_WEIGHT_IN_CJK = 2.0
 
 # (first, last, script) code point ranges, sorted by first. Letters outside these ranges
 # are "other_letter"; everything else is classified by its Unicode category.
@@ -181,14 +178,25 @@ _HANGUL = _class({"hangul"})
 _SEA = _class({"thai", "lao", "khmer", "myanmar"})
 _NGRAM = _HAN + _HIRAGANA + _KATAKANA + _HANGUL + _SEA
 _MARKS = _class({"mark"}) + "\u0900-\u0dff"  # combining marks stay inside their word
-# After NFKC and lower-casing: runs of one script written without spaces, then words
-# (letters, digits and combining marks of every other script; underscore separates).
-_TOKEN = re.compile(
-    rf"(?P<han>[{_HAN}]+)|(?P<hiragana>[{_HIRAGANA}]+)|(?P<katakana>[{_KATAKANA}]+)"
-    rf"|(?P<hangul>[{_HANGUL}]+)|(?P<sea>[{_SEA}]+)"
-    rf"|(?P<word>(?:[^\W_{_NGRAM}]|[{_MARKS}])+)"
-)
-_HAS_CJK = re.compile(rf"[{_NGRAM}]")
+
+
+@cache
+def _token_pattern() -> re.Pattern[str]:
+    """After NFKC and lower-casing: runs of one script written without spaces, then words
+    (letters, digits and combining marks of every other script; underscore separates).
+    Compiled on first use: its large character classes take a while to compile."""
+    return re.compile(
+        rf"(?P<han>[{_HAN}]+)|(?P<hiragana>[{_HIRAGANA}]+)|(?P<katakana>[{_KATAKANA}]+)"
+        rf"|(?P<hangul>[{_HANGUL}]+)|(?P<sea>[{_SEA}]+)"
+        rf"|(?P<word>(?:[^\W_{_NGRAM}]|[{_MARKS}])+)"
+    )
+
+
+@cache
+def _cjk_pattern() -> re.Pattern[str]:
+    return re.compile(rf"[{_NGRAM}]")
+
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 
@@ -243,7 +251,7 @@ def script_runs(text: str) -> list[ScriptRun]:
 
 def has_cjk(text: str) -> bool:
     """Whether `text` holds a character of a script written without spaces (CJK, Thai...)."""
-    return _HAS_CJK.search(text) is not None
+    return _cjk_pattern().search(text) is not None
 
 
 def _ngrams(run: str, unigrams: bool) -> list[str]:
@@ -273,7 +281,6 @@ class Analyzer(BaseModel):
     stemmers: dict[str, str] = Field(default_factory=lambda: {"latin": "english"})
     # Longer words are noise (hashes, base64, URLs run together): tantivy dropped them too.
     max_word_chars: int = Field(default=40, ge=1)
-    morphology: Morphology = "none"
 
     @field_validator("stemmers")
     @classmethod
@@ -291,12 +298,6 @@ class Analyzer(BaseModel):
                     f"{', '.join(sorted(available))}"
                 )
         return dict(sorted(value.items()))
-
-    @model_validator(mode="after")
-    def _morphology_available(self) -> Analyzer:
-        if self.morphology == "sudachi":
-            _sudachi()  # fails now, naming the extra, rather than on the first text
-        return self
 
     @property
     def spec(self) -> str:
@@ -335,7 +336,7 @@ class Analyzer(BaseModel):
         every = self.cjk == "unigram+bigram"
         han = every or self.cjk == "bigram+han"
         words: list[tuple[int, str]] = []
-        for match in _TOKEN.finditer(_normalise(text)):
+        for match in _token_pattern().finditer(_normalise(text)):
             kind = match.lastgroup
             piece = match.group()
             if kind == "word":
@@ -346,13 +347,28 @@ class Analyzer(BaseModel):
                 out += _ngrams(piece, every or (han and kind == "han"))
         if words and self.stemmers:
             self._stem(out, words)
-        if self.morphology == "sudachi" and _JAPANESE.search(text):
-            out += _sudachi_words(unicodedata.normalize("NFKC", text))
         return out
 
     def query_terms(self, text: str) -> list[str]:
         """The distinct terms of `text`, in order of first appearance."""
         return list(dict.fromkeys(self.terms(text)))
+
+    def weighted_query_terms(self, text: str) -> list[tuple[str, float]]:
+        """The distinct terms of a query with their weights (a store boosts each term's
+        query by it): how often the term occurs, and in a query holding CJK a word of
+        an alphabetic script or a number counts `WORD_WEIGHT_IN_CJK` times, since a
+        CJK word gives several terms (its bigrams and kanji) where such a word gives one
+        («1955年頃の日本共産党», «NHKの討論番組»: benchmarks/results/analysis.md).
+        Queries without CJK weigh every distinct term by its count alone."""
+        counts: dict[str, float] = {}
+        for term in self.terms(text):
+            counts[term] = counts.get(term, 0.0) + 1.0
+        if not has_cjk(text):
+            return list(counts.items())
+        return [
+            (term, weight * (1.0 if has_cjk(term) else WORD_WEIGHT_IN_CJK))
+            for term, weight in counts.items()
+        ]
 
     def _stem(self, out: list[str], words: list[tuple[int, str]]) -> None:
         by_language: dict[str, list[tuple[int, str]]] = {}
@@ -405,11 +421,11 @@ def overlap_terms(text: str) -> list[str]:
     terms rather than one.
     """
     low = text.lower()
-    if _HAS_CJK.search(low) is None:
+    if _cjk_pattern().search(low) is None:
         return _WORD.findall(low)
     out: list[str] = []
     for word in _WORD.findall(low):
-        if _HAS_CJK.search(word) is None:
+        if _cjk_pattern().search(word) is None:
             out.append(word)
             continue
         out += _split_word(unicodedata.normalize("NFKC", word))
@@ -417,54 +433,9 @@ def overlap_terms(text: str) -> list[str]:
 
 
 def _split_word(word: str) -> Iterator[str]:
-    for match in _TOKEN.finditer(word):
+    for match in _token_pattern().finditer(word):
         piece = match.group()
         if match.lastgroup == "word":
             yield piece
         else:
             yield from _ngrams(piece, False)
-
-
-# ------------------------------------------------------------------ Sudachi (optional)
-
-_JAPANESE = re.compile(rf"[{_HAN}{_HIRAGANA}{_KATAKANA}]")
-_PLAIN_TERM = re.compile(rf"(?:[^\W_]|[{_MARKS}])+")
-# Sudachi refuses inputs over about 49 KB: it is fed sentences, long ones in slices.
-_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]?")
-_SLICE = 4000
-_local = threading.local()
-
-
-def _sudachi() -> Any:
-    """This thread's Sudachi tokenizer (they are not shared across threads)."""
-    tokenizer = getattr(_local, "sudachi", None)
-    if tokenizer is None:
-        try:
-            from sudachipy import Dictionary, SplitMode
-        except ImportError:
-            raise ValueError(
-                "morphology 'sudachi' needs SudachiPy and its dictionary: "
-                "pip install 'sift-harness[ja]' (sudachipy, sudachidict-core)"
-            ) from None
-        tokenizer = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
-        _local.sudachi = tokenizer
-    return tokenizer
-
-
-def _sudachi_words(text: str) -> list[str]:
-    """Sudachi's words of the Japanese in `text` (normalised form, lower case): words
-    without Han or kana and punctuation are left to the n-gram analysis."""
-    tokenizer = _sudachi()
-    out: list[str] = []
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group()
-        for start in range(0, len(sentence), _SLICE):
-            piece = sentence[start : start + _SLICE]
-            if not _JAPANESE.search(piece):
-                continue
-            for morpheme in tokenizer.tokenize(piece):
-                word = unicodedata.normalize("NFKC", morpheme.normalized_form()).lower()
-                # Only plain words: a term never carries punctuation or spaces.
-                if _JAPANESE.search(word) and _PLAIN_TERM.fullmatch(word):
-                    out.append(word)
-    return out

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -133,6 +131,8 @@ def test_query_syntax_text_becomes_plain_terms(text: str) -> None:
         assert term and not re.search(r"[\s\-+\"():^~*?\\/!＋－（）]", term), term
         assert term == term.lower()
     assert len(terms) == len(set(terms))
+    weighted = default_analyzer().weighted_query_terms(text)
+    assert [t for t, _ in weighted] == terms and all(w >= 1.0 for _, w in weighted)
 
 
 def test_script_runs_keep_offsets_into_the_raw_text() -> None:
@@ -219,42 +219,27 @@ def test_the_examples_of_docs_languages_md_hold() -> None:
         "大",
         "阪",
     ]
+    assert analyzer.weighted_query_terms("NHKの番組")[:3] == [
+        ("nhk", 2.0),
+        ("の", 1.0),
+        ("番組", 1.0),
+    ]
     assert analyzer.spec.startswith('{"cjk":"bigram+han","max_word_chars":40,')
 
 
-# ------------------------------------------------------------- Sudachi (the ja extra)
-
-
-def test_sudachi_adds_dictionary_words_beside_the_ngrams() -> None:
-    plain = default_analyzer().terms("東京都千代田区にある企業")
-    analyzer = Analyzer(morphology="sudachi")
-    terms = analyzer.terms("東京都千代田区にある企業")
-    assert terms[: len(plain)] == plain
-    words = terms[len(plain) :]
-    assert "東京都千代田区" in words and "企業" in words and "有る" in words
-    # Latin words are the analyzer's own; Sudachi adds only Japanese words.
-    assert analyzer.terms("Running dogs") == ["run", "dog"]
-    assert Analyzer.from_spec(analyzer.spec) == analyzer
-    assert '"morphology":"sudachi"' in analyzer.spec
-
-
-@pytest.mark.parametrize("text", QUERY_SYNTAX)
-def test_sudachi_terms_are_plain_too(text: str) -> None:
-    for term in Analyzer(morphology="sudachi").query_terms(text):
-        assert term and not re.search(r"[\s\-+\"():^~*?\\/!＋－（）]", term), term
-
-
-def test_sudachi_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "sudachipy", None)  # as if not installed
-    errors: list[BaseException] = []
-
-    def build() -> None:  # a new thread has no tokenizer loaded yet
-        try:
-            Analyzer(morphology="sudachi")
-        except ValueError as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=build)
-    thread.start()
-    thread.join()
-    assert len(errors) == 1 and "sift-harness[ja]" in str(errors[0])
+def test_weighted_query_terms_lift_words_and_numbers_in_cjk_queries() -> None:
+    analyzer = default_analyzer()
+    weights = dict(analyzer.weighted_query_terms("1955年頃の日本共産党のNHKは"))
+    assert weights["1955"] == 2.0 and weights["nhk"] == 2.0
+    assert weights["日本"] == 1.0 and weights["共"] == 1.0
+    assert weights["の"] == 2.0  # two occurrences
+    assert [t for t, _ in analyzer.weighted_query_terms("日本の日本")] == analyzer.query_terms(
+        "日本の日本"
+    )
+    # Without CJK a term weighs its count only: English queries are as before.
+    assert analyzer.weighted_query_terms("the dogs and the dog") == [
+        ("the", 2.0),
+        ("dog", 2.0),
+        ("and", 1.0),
+    ]
+    assert analyzer.weighted_query_terms("") == []

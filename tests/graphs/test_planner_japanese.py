@@ -11,7 +11,12 @@ import pytest
 
 from sift.graphs.policies import HeuristicPlanner
 from sift.graphs.policies._plan_ja import cjk_words, is_mostly_cjk, noun_runs
-from sift.graphs.policies._plan_text import candidate_spans, content_terms, plan_question
+from sift.graphs.policies._plan_text import (
+    candidate_spans,
+    content_terms,
+    plan_question,
+    terms,
+)
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
 QUESTIONS = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks" / "jsquad"
@@ -130,7 +135,10 @@ def test_noun_runs_join_katakana_names_and_latin_words() -> None:
 
 
 def test_terms_cut_japanese_into_bigrams_and_keep_english_words() -> None:
-    assert content_terms("梅雨の中休みはiPod Running") == ["梅雨", "中休", "ipod", "run"]
+    assert content_terms("梅雨の中休みはiPod Running") == [
+        "梅雨", "梅", "雨", "中休", "中", "休", "ipod", "run",
+    ]  # fmt: skip
+    assert terms("梅雨の中休み") == ["梅雨", "の", "中休", "み"]  # no kanji alone here
     # Hiragana (particles, endings) are not content; a one-character run is too short.
     assert "のは" not in content_terms("日本で梅雨がないのは北海道")
     assert cjk_words(["東京都に"]) == ["東京", "京都", "に"]
