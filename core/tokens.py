@@ -27,7 +27,19 @@ from sift._token_costs import COSTS
 __all__ = ["estimate_tokens"]
 
 _CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
-_PIECE = re.compile(rf"([{_CJK}]+)|[^\W\d_{_CJK}]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
+_BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
+# Text without CJK (most English) takes the original pieces and no CJK check per piece.
+_PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
+
+
+@cache
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(one CJK character, the pieces of text holding CJK): compiled on first use, as
+    their large character classes take a while to compile."""
+    return (
+        re.compile(f"[{_CJK}]"),
+        re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+|\d+|\n+|[^\w\s]|_", re.UNICODE),
+    )
 
 
 @cache
@@ -44,22 +56,24 @@ def _costs() -> dict[int, str]:
 
 def _cjk_tokens(run: str) -> int:
     marked = run.translate(_costs())
-    # Characters beyond the table (CJK extension B and later) take 4 bytes: up to 4 tokens.
-    beyond = sum(1 for c in run if ord(c) > 0xFFFF)
-    return 2 * len(run) - marked.count("1") + marked.count("3") + 2 * beyond + 1
+    total = 2 * len(run) - marked.count("1") + marked.count("3") + 1
+    if _BEYOND_BMP.search(run):
+        # Characters beyond the table (CJK extension B and later) take 4 bytes: up to 4.
+        total += 2 * sum(1 for c in run if ord(c) > 0xFFFF)
+    return total
 
 
 def estimate_tokens(text: str) -> int:
     if not text:
         return 0
+    one_cjk, cjk_pieces = _cjk_patterns()
+    cjk = not text.isascii() and one_cjk.search(text) is not None
     total = 0
-    for match in _PIECE.finditer(text):
-        if match.group(1):
-            total += _cjk_tokens(match.group(1))
-            continue
-        piece = match.group()
+    for piece in (cjk_pieces if cjk else _PLAIN_PIECE).findall(text):
         first = piece[0]
-        if first == "\n":
+        if cjk and not first.isascii() and one_cjk.match(first):
+            total += _cjk_tokens(piece)
+        elif first == "\n":
             total += 1
         elif first.isdigit():
             total += -(-len(piece) // 3)
