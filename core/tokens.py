@@ -12,7 +12,8 @@ from a table of what each character costs alone under the tokenizers of gpt-oss
 token per run of CJK characters (the space or punctuation token beside it). So the
 estimate never undercounts Japanese against any of them; benchmarks/token_estimate.py
 checks it on every chunk of the JSQuAD, English and mixed corpora
-(benchmarks/results/token_estimate.md). Text without CJK is estimated exactly as before.
+(benchmarks/results/token_estimate.md). Text without CJK is estimated exactly as before;
+in text with CJK, Latin words and numbers are charged more (see `estimate_tokens`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from functools import cache
 
 from sift._token_costs import COSTS
 
-__all__ = ["estimate_tokens"]
+__all__ = ["charged_as_cjk", "estimate_tokens"]
 
 _CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
 _BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
@@ -63,17 +64,48 @@ def _cjk_tokens(run: str) -> int:
     return total
 
 
-def estimate_tokens(text: str) -> int:
+def charged_as_cjk(text: str) -> bool:
+    """Whether `estimate_tokens` charges `text` as CJK text: it holds a CJK character
+    (Han, kana, Hangul, CJK punctuation or a full-width form)."""
+    one_cjk, _ = _cjk_patterns()
+    return not text.isascii() and one_cjk.search(text) is not None
+
+
+def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
+    """The estimated tokens of `text`. In text holding CJK (and, with `cjk_context`, in
+    any piece of such a document: a chunker estimating the pieces of one document says
+    so), words in Latin letters and numbers are charged more, as
+    they are mostly names, acronyms and figures there, which cost more tokens than
+    English prose: a word one token per two letters, a number one more for its space,
+    a letter of a three-byte script (Greek extended, Bengali, ...) two."""
     if not text:
         return 0
+    if not cjk_context and not charged_as_cjk(text):
+        return _plain_tokens(text)
     one_cjk, cjk_pieces = _cjk_patterns()
-    cjk = not text.isascii() and one_cjk.search(text) is not None
     total = 0
-    for piece in (cjk_pieces if cjk else _PLAIN_PIECE).findall(text):
+    for piece in cjk_pieces.findall(text):
         first = piece[0]
-        if cjk and not first.isascii() and one_cjk.match(first):
+        if not first.isascii() and one_cjk.match(first):
             total += _cjk_tokens(piece)
-        elif first == "\n":
+            continue
+        total += _plain_tokens(piece)
+        if first.isdigit():
+            total += 1  # the space before a number is a token of its own
+        elif first.isalpha():
+            if piece.isascii():
+                total += -(-len(piece) // 2) - -(-len(piece) // 4)
+            else:
+                total += sum(1 for c in piece if c >= "\u0800")
+    return total
+
+
+def _plain_tokens(text: str) -> int:
+    """The estimate of text without CJK (and of one non-CJK piece of CJK text)."""
+    total = 0
+    for piece in _PLAIN_PIECE.findall(text):
+        first = piece[0]
+        if first == "\n":
             total += 1
         elif first.isdigit():
             total += -(-len(piece) // 3)

@@ -88,3 +88,15 @@ def test_rare_kanji_cost_more_than_common_ones() -> None:
 
 def test_cjk_beyond_the_table_is_charged_its_bytes() -> None:
     assert estimate_tokens("\U00020bb7") >= 4
+
+
+def test_latin_words_and_numbers_cost_more_beside_cjk() -> None:
+    # Names, acronyms and figures in Japanese text: "(JAXA)", "ISO/TS 16949".
+    assert estimate_tokens("JAXA 16949", cjk_context=True) > estimate_tokens("JAXA 16949")
+    assert estimate_tokens("機構 (JAXA)") == estimate_tokens("機構") + estimate_tokens(
+        " (JAXA)", cjk_context=True
+    )
+    # The context never lowers an estimate, and is implied by CJK in the text itself.
+    for text in ("Debian 4.0", "ῥυθμός", "x_y 12"):
+        assert estimate_tokens(text, cjk_context=True) >= estimate_tokens(text)
+    assert estimate_tokens("東京 JAXA") == estimate_tokens("東京 JAXA", cjk_context=True)
