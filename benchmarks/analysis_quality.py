@@ -41,6 +41,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import Stemmer
@@ -320,10 +321,17 @@ def plot(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (whole, zoom) = plt.subplots(1, 2, figsize=(12, 5))
-    styles = ["-", "--", ":", "-."]
-    for i, r in enumerate(r for r in rows if r.dataset == "jsquad"):
-        style = {"marker": "o", "linestyle": styles[i // 10 % 4], "label": r.analysis}
+    fig, (whole, zoom) = plt.subplots(1, 2, figsize=(13, 5.5))
+    jsquad = [r for r in rows if r.dataset == "jsquad"]
+    colours = plt.get_cmap("tab20")(range(20))
+    for i, r in enumerate(jsquad):
+        style: dict[str, Any] = {"marker": "o", "markersize": 3, "label": r.analysis}
+        if r.analysis == WEIGHTED:
+            style.update(color="black", linewidth=3, markersize=5)
+        elif r.analysis.startswith("baseline"):
+            style.update(color="red", linewidth=2, linestyle="--")
+        else:
+            style.update(color=colours[i % 20], linewidth=1)
         whole.plot(KS, [r.hits[k] for k in KS], **style)
         if r.hits[10] > 0.5:  # the zoom leaves out what is far below (today's analysis)
             zoom.plot(KS, [r.hits[k] for k in KS], **style)
@@ -334,7 +342,7 @@ def plot(rows: list[Row], path: Path) -> None:
         ax.set_ylabel("hit@k (gold paragraph in the first k)")
         ax.set_title(f"JSQuAD dev, plain BM25: {title}")
         ax.grid(True, alpha=0.3)
-    zoom.legend(fontsize=8, loc="lower right")
+    zoom.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -346,8 +354,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--skip-morph", action="store_true")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--plot", type=Path)
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--replot", type=Path, help="only redraw --plot from a --json file")
     args = parser.parse_args(argv)
+    if args.replot:
+        saved = json.loads(args.replot.read_text(encoding="utf-8"))
+        rows = [Row(**{**r, "hits": {int(k): v for k, v in r["hits"].items()}}) for r in saved]
+        plot(rows, args.plot)
+        return
 
     jsquad: list[tuple[str, Tokenize]] = [
         ("baseline: raw character bigrams", raw_bigrams),

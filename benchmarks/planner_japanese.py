@@ -3,8 +3,9 @@ agentic retrieval over an in-memory BM25 corpus analysed by `sift.analysis`.
 
     python benchmarks/planner_japanese.py --markdown benchmarks/results/planner_japanese.md
 
-Part 1 lists, for every 20th dev question, the plan (`plan_question`) and the first round
-of calls the planner makes (the same graph and tools as in English).
+Part 1 lists, for every 20th dev question, the first round of calls the planner makes:
+the question itself, then one search per name it found (the same graph and tools as in
+English), and a grep per quoted name.
 
 Part 2 is a preview, not the store's figure: the stores do not analyse Japanese yet (that
 is the next phase of issue 10), so the episodes run over `AnalyzedCorpus` below, a small
@@ -35,7 +36,6 @@ from rich.progress import Progress
 
 from sift.analysis import default_analyzer
 from sift.graphs import asearch, single_shot
-from sift.graphs.policies._plan_text import plan_question
 from sift.graphs.policies.heuristic import HeuristicPlanner
 from sift.integrations.chunking import chunk_document
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, PolicyView, UpsertReport
@@ -137,32 +137,22 @@ def load() -> tuple[list[Document], list[dict[str, Any]]]:
 
 def show_plans(questions: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| # | question | gold title | entities (searched in this order) | other parts "
-        "| first round |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| # | question | gold title | sub-queries searched besides the question, in order "
+        "| greps |",
+        "| --- | --- | --- | --- | --- |",
     ]
     planner = HeuristicPlanner()
     for i, q in enumerate(questions[::20]):
-        plan = plan_question(q["question"])
         view = PolicyView(
             question=q["question"], turn=1, max_turns=6, messages=[], seen={}, tokens_used=0,
             threshold=16384, rejection=24576, budget=32768, top_k=30,
         )  # fmt: skip
         calls = planner.step(view).tool_calls
-        first = "; ".join(f"{c.name}({next(iter(c.arguments.values()))})" for c in calls)
-        other = []
-        if plan.alternatives:
-            other.append(f"options {plan.alternatives}")
-        if plan.quoted:
-            other.append(f"quoted {plan.quoted}")
-        if plan.numbers:
-            other.append(f"numbers {plan.numbers}")
-        if plan.relations:
-            other.append(f"relations {plan.relations}")
-        other.append(f"shape {plan.shape}")
+        searches = [str(c.arguments["query"]) for c in calls if c.name == "search_corpus"]
+        greps = [str(c.arguments["pattern"]) for c in calls if c.name == "grep_corpus"]
         lines.append(
             f"| {i * 20} | {q['question']} | {q['supporting_titles'][0]} "
-            f"| {', '.join(plan.entities)} | {'; '.join(other)} | {first} |"
+            f"| {', '.join(searches[1:])} | {', '.join(greps) or '-'} |"
         )
     return lines
 
