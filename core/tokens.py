@@ -10,10 +10,13 @@ CJK text (Han, kana, Hangul, CJK punctuation, full-width forms) is charged per c
 from a table of what each character costs alone under the tokenizers of gpt-oss
 (o200k_harmony), GPT-4 (cl100k_base), Qwen2.5 and Qwen3.5/3.6, whichever is most, plus one
 token per run of CJK characters (the space or punctuation token beside it). So the
-estimate never undercounts Japanese against any of them; benchmarks/token_estimate.py
-checks it on every chunk of the JSQuAD, English and mixed corpora
-(benchmarks/results/token_estimate.md). Text without CJK is estimated exactly as before;
-in text with CJK, Latin words and numbers are charged more (see `estimate_tokens`).
+estimate never undercounts Japanese against o200k_harmony or cl100k_base (Qwen counts a
+token per digit: figures can go under); benchmarks/token_estimate.py checks it on every
+chunk of the JSQuAD, English and mixed corpora
+(benchmarks/results/token_estimate.md). Text that is not CJK text (`charged_as_cjk`:
+English, and English quoting a Chinese name) is estimated exactly as before; in CJK text
+Latin words and numbers are charged more (names, acronyms and figures there cost more
+than English prose).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from sift._token_costs import COSTS
 __all__ = ["charged_as_cjk", "estimate_tokens"]
 
 _CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
+# See charged_as_cjk: above this many Latin letters per CJK character, English rules.
+LATIN_PER_CJK = 16
+_LATIN = re.compile("[A-Za-z]")
 _BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
 # Text without CJK (most English) takes the original pieces and no CJK check per piece.
 _PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
@@ -65,10 +71,15 @@ def _cjk_tokens(run: str) -> int:
 
 
 def charged_as_cjk(text: str) -> bool:
-    """Whether `estimate_tokens` charges `text` as CJK text: it holds a CJK character
-    (Han, kana, Hangul, CJK punctuation or a full-width form)."""
+    """Whether `estimate_tokens` charges `text` as CJK text: it holds CJK characters (Han,
+    kana, Hangul, CJK punctuation, full-width forms), at least one for every
+    `LATIN_PER_CJK` Latin letters: a Japanese text with English names, or a short piece
+    of one, but not an English page that quotes a name in Chinese."""
     one_cjk, _ = _cjk_patterns()
-    return not text.isascii() and one_cjk.search(text) is not None
+    if text.isascii():
+        return False
+    cjk = len(one_cjk.findall(text))
+    return cjk > 0 and cjk * LATIN_PER_CJK >= len(_LATIN.findall(text))
 
 
 def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:

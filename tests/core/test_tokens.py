@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sift.analysis import has_cjk
-from sift.tokens import estimate_tokens
+from sift.tokens import charged_as_cjk, estimate_tokens
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:
@@ -100,3 +100,13 @@ def test_latin_words_and_numbers_cost_more_beside_cjk() -> None:
     for text in ("Debian 4.0", "ῥυθμός", "x_y 12"):
         assert estimate_tokens(text, cjk_context=True) >= estimate_tokens(text)
     assert estimate_tokens("東京 JAXA") == estimate_tokens("東京 JAXA", cjk_context=True)
+
+
+def test_which_text_is_charged_as_cjk() -> None:
+    assert charged_as_cjk("VDA 6、AVSQ、EAQF")  # a piece of a Japanese page
+    assert charged_as_cjk("日本の宇宙航空研究開発機構 (JAXA)")
+    assert not charged_as_cjk("Debian 4.0")
+    english = "Hanggin Rear Banner is a banner of Inner Mongolia; its center is Shanba (陕坝镇)."
+    assert not charged_as_cjk(english)
+    # An English page quoting a Chinese name is estimated as before.
+    assert estimate_tokens(english) == _old_estimate(english)
