@@ -5,22 +5,116 @@ English word and one per punctuation mark. The estimate charges every word by le
 (one token per four characters), every digit group of three, and every punctuation or
 symbol character on its own, so it overcounts prose by roughly a third and never
 undercounts JSON, code or tables, which are mostly punctuation.
+
+CJK text (Han, kana, Hangul, CJK punctuation, full-width forms) is charged per character
+from a table of what each character costs alone under the tokenizers of gpt-oss
+(o200k_harmony), GPT-4 (cl100k_base), Qwen2.5 and Qwen3.5/3.6, whichever is most, plus one
+token per run of CJK characters (the space or punctuation token beside it). So the
+estimate never undercounts Japanese against o200k_harmony or cl100k_base (Qwen counts a
+token per digit: figures can go under); benchmarks/token_estimate.py checks it on every
+chunk of the JSQuAD, English and mixed corpora
+(benchmarks/results/token_estimate.md). Text that is not CJK text (`charged_as_cjk`:
+English, and English quoting a Chinese name) is estimated exactly as before; in CJK text
+Latin words and numbers are charged more (names, acronyms and figures there cost more
+than English prose).
 """
 
 from __future__ import annotations
 
+import base64
 import re
+import zlib
+from functools import cache
 
-__all__ = ["estimate_tokens"]
+from sift._token_costs import COSTS
 
-_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
+__all__ = ["charged_as_cjk", "estimate_tokens"]
+
+_CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
+# See charged_as_cjk: above this many Latin letters per CJK character, English rules.
+LATIN_PER_CJK = 16
+_LATIN = re.compile("[A-Za-z]")
+_BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
+# Text without CJK (most English) takes the original pieces and no CJK check per piece.
+_PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
 
 
-def estimate_tokens(text: str) -> int:
+@cache
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(one CJK character, the pieces of text holding CJK): compiled on first use, as
+    their large character classes take a while to compile."""
+    return (
+        re.compile(f"[{_CJK}]"),
+        re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+|\d+|\n+|[^\w\s]|_", re.UNICODE),
+    )
+
+
+@cache
+def _costs() -> dict[int, str]:
+    """str.translate table: every CJK character costing 1 or 3 tokens to "1" or "3"
+    (the rest cost 2, characters outside the table their UTF-8 length)."""
+    table: dict[int, str] = {}
+    for first, _last, blob in COSTS:
+        for offset, cost in enumerate(zlib.decompress(base64.b64decode(blob))):
+            if cost != 2:
+                table[first + offset] = "1" if cost <= 1 else "3"
+    return table
+
+
+def _cjk_tokens(run: str) -> int:
+    marked = run.translate(_costs())
+    total = 2 * len(run) - marked.count("1") + marked.count("3") + 1
+    if _BEYOND_BMP.search(run):
+        # Characters beyond the table (CJK extension B and later) take 4 bytes: up to 4.
+        total += 2 * sum(1 for c in run if ord(c) > 0xFFFF)
+    return total
+
+
+def charged_as_cjk(text: str) -> bool:
+    """Whether `estimate_tokens` charges `text` as CJK text: it holds CJK characters (Han,
+    kana, Hangul, CJK punctuation, full-width forms), at least one for every
+    `LATIN_PER_CJK` Latin letters: a Japanese text with English names, or a short piece
+    of one, but not an English page that quotes a name in Chinese."""
+    one_cjk, _ = _cjk_patterns()
+    if text.isascii():
+        return False
+    cjk = len(one_cjk.findall(text))
+    return cjk > 0 and cjk * LATIN_PER_CJK >= len(_LATIN.findall(text))
+
+
+def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
+    """The estimated tokens of `text`. In text holding CJK (and, with `cjk_context`, in
+    any piece of such a document: a chunker estimating the pieces of one document says
+    so), words in Latin letters and numbers are charged more, as
+    they are mostly names, acronyms and figures there, which cost more tokens than
+    English prose: a word one token per two letters, a number one more for its space,
+    a letter of a three-byte script (Greek extended, Bengali, ...) two."""
     if not text:
         return 0
+    if not cjk_context and not charged_as_cjk(text):
+        return _plain_tokens(text)
+    one_cjk, cjk_pieces = _cjk_patterns()
     total = 0
-    for piece in _PIECE.findall(text):
+    for piece in cjk_pieces.findall(text):
+        first = piece[0]
+        if not first.isascii() and one_cjk.match(first):
+            total += _cjk_tokens(piece)
+            continue
+        total += _plain_tokens(piece)
+        if first.isdigit():
+            total += 1  # the space before a number is a token of its own
+        elif first.isalpha():
+            if piece.isascii():
+                total += -(-len(piece) // 2) - -(-len(piece) // 4)
+            else:
+                total += sum(1 for c in piece if c >= "\u0800")
+    return total
+
+
+def _plain_tokens(text: str) -> int:
+    """The estimate of text without CJK (and of one non-CJK piece of CJK text)."""
+    total = 0
+    for piece in _PLAIN_PIECE.findall(text):
         first = piece[0]
         if first == "\n":
             total += 1

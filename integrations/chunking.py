@@ -5,6 +5,13 @@ cut at sentence ends, and only a single sentence longer than the limit is cut be
 words (or, for one enormous "word", between characters). Consecutive pieces are packed
 greedily into chunks up to the limit.
 
+A paragraph holding CJK text also ends sentences at 。！？． (with the closing brackets
+and quotes after them: 」』）) and at every line break, since Japanese and Chinese put no
+space after a sentence. A run of CJK text longer than the limit with no sentence end in
+it is cut where the script changes (kanji to kana, Japanese to Latin) near the end of the
+largest piece that fits, or else between characters. Paragraphs without CJK are cut
+exactly as before.
+
 Offsets: every chunk's `text` is exactly `doc.text[start:end]`. Each piece is trimmed of
 surrounding whitespace, so a chunk starts at its first non-space character and ends after
 its last one; whitespace between pieces packed together stays as it was in the document.
@@ -13,8 +20,11 @@ its last one; whitespace between pieces packed together stays as it was in the d
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 
-from sift.tokens import estimate_tokens
+from sift.analysis import has_cjk, script_runs
+from sift.tokens import charged_as_cjk, estimate_tokens
 from sift.types import Chunk, Document
 
 __all__ = ["chunk_document", "chunk_spans"]
@@ -22,7 +32,19 @@ __all__ = ["chunk_document", "chunk_spans"]
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 # A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
+# In a paragraph with CJK text: also 。！？． with the brackets that close after them (no
+# space follows in Japanese), and every line break.
+_CJK_SENTENCE_END = re.compile(
+    r"[。！？．][」』）】〕〉》\"'”’)\]]*\s*|[.!?][\"'”’)\]]*\s+|\s*\n\s*"
+)
 _WORD = re.compile(r"\S+")
+# CJK punctuation and full-width forms: a paragraph of them follows the CJK rules too.
+_CJK_FORMS = re.compile("[\u3000-\u303f\uff00-\uffef]")
+Estimate = Callable[[str], int]
+
+
+def _is_cjk(text: str) -> bool:
+    return has_cjk(text) or _CJK_FORMS.search(text) is not None
 
 
 def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
@@ -51,11 +73,21 @@ def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
     whole = _trim(text, 0, len(text))
     if whole is None:
         return []
-    tokens = estimate_tokens(text[whole[0] : whole[1]])
+    # Every piece of a CJK document is charged as such (Latin words and numbers cost more
+    # there), so that the pieces' estimates add up to their chunk's.
+    est: Estimate = estimate_tokens
+    if charged_as_cjk(text):
+        est = partial(estimate_tokens, cjk_context=True)
+    tokens = est(text[whole[0] : whole[1]])
     if tokens <= max_tokens:
         return [(whole[0], whole[1], tokens)]  # the common case: a passage that fits
-    pieces = _pieces(text, whole[0], whole[1], max_tokens)
-    return [(s, e, estimate_tokens(text[s:e])) for s, e in _pack(text, pieces, max_tokens)]
+    pieces = _pieces(text, whole[0], whole[1], max_tokens, est)
+    out: list[tuple[int, int, int]] = []
+    for s, e in _pack(text, pieces, max_tokens):
+        tokens = est(text[s:e])
+        # Estimates add up across the pieces; should one ever not, the chunk is cut again.
+        out += [(s, e, tokens)] if tokens <= max_tokens else _windows(text, s, e, max_tokens, est)
+    return out
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -84,37 +116,85 @@ def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[tuple[
     return out
 
 
-def _pieces(text: str, start: int, end: int, limit: int) -> list[tuple[int, int, int]]:
+def _pieces(
+    text: str, start: int, end: int, limit: int, est: Estimate
+) -> list[tuple[int, int, int]]:
     """Spans (start, end, tokens) each of at most `limit` tokens, in document order."""
     out: list[tuple[int, int, int]] = []
     for p_start, p_end in _split(text, start, end, _PARAGRAPH_BREAK):
-        tokens = estimate_tokens(text[p_start:p_end])
+        tokens = est(text[p_start:p_end])
         if tokens <= limit:
             out.append((p_start, p_end, tokens))
             continue
-        for s_start, s_end in _split(text, p_start, p_end, _SENTENCE_END):
-            tokens = estimate_tokens(text[s_start:s_end])
+        cjk = _is_cjk(text[p_start:p_end])
+        ends = _CJK_SENTENCE_END if cjk else _SENTENCE_END
+        for s_start, s_end in _split(text, p_start, p_end, ends):
+            tokens = est(text[s_start:s_end])
             if tokens <= limit:
                 out.append((s_start, s_end, tokens))
             else:
-                out += _hard_split(text, s_start, s_end, limit)
+                out += _hard_split(text, s_start, s_end, limit, est)
     return out
 
 
-def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int, int]]:
+def _hard_split(
+    text: str, start: int, end: int, limit: int, est: Estimate
+) -> list[tuple[int, int, int]]:
     """An over-long sentence cut between words; an over-long word between characters
-    (a window of `limit` characters never holds more than `limit` estimated tokens)."""
+    (a window of `limit` characters never holds more than `limit` estimated tokens unless
+    it holds CJK, whose characters may cost more: those windows are sized by estimate)."""
     words: list[tuple[int, int, int]] = []
     for match in _WORD.finditer(text, start, end):
         w_start, w_end = match.span()
-        tokens = estimate_tokens(text[w_start:w_end])
+        tokens = est(text[w_start:w_end])
         if tokens <= limit:
             words.append((w_start, w_end, tokens))
             continue
-        for c_start in range(w_start, w_end, limit):
-            c_end = min(c_start + limit, w_end)
-            words.append((c_start, c_end, estimate_tokens(text[c_start:c_end])))
-    return [(s, e, estimate_tokens(text[s:e])) for s, e in _pack(text, words, limit)]
+        windows = [
+            (c_start, c_end, est(text[c_start:c_end]))
+            for c_start in range(w_start, w_end, limit)
+            for c_end in [min(c_start + limit, w_end)]
+        ]
+        if any(tokens > limit for _, _, tokens in windows):
+            windows = _windows(text, w_start, w_end, limit, est)
+        words += windows
+    return [(s, e, est(text[s:e])) for s, e in _pack(text, words, limit)]
+
+
+def _windows(
+    text: str, start: int, end: int, limit: int, est: Estimate
+) -> list[tuple[int, int, int]]:
+    """text[start:end] cut into the largest windows that fit, each ending where the
+    script changes in its second half if it can, else between characters; whitespace at
+    a window's edges is left out.
+
+    An estimate never falls as a text grows by a character, so the longest fitting
+    window is found by bisection.
+    """
+    out: list[tuple[int, int, int]] = []
+    while True:
+        span = _trim(text, start, end)
+        if span is None:
+            return out
+        start = span[0]
+        lo, hi = start + 1, end
+        while lo < hi:  # the largest stop with est(text[start:stop]) <= limit
+            mid = (lo + hi + 1) // 2
+            if est(text[start:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        stop = lo
+        if stop < end:
+            cuts = [r.start for r in script_runs(text[start:stop])[1:]]
+            half = (stop - start) // 2
+            good = [c for c in cuts if c >= half]
+            if good:
+                stop = start + good[-1]
+        window = _trim(text, start, stop)
+        if window is not None:
+            out.append((window[0], window[1], est(text[window[0] : window[1]])))
+        start = stop
 
 
 def _pack(text: str, pieces: list[tuple[int, int, int]], limit: int) -> list[tuple[int, int]]:

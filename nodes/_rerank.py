@@ -7,15 +7,14 @@ themselves, so the scorer needs no index and ranks any list it is given.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
+from sift.analysis import overlap_terms
 from sift.types import Chunk
 
 __all__ = ["TermOverlapReranker", "terms"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 # Words so common that matching them says nothing about relevance.
 _STOPWORDS_TEXT = (
     "a an and are as at be by did do does for from had has have he her his how in is it its"
@@ -26,8 +25,8 @@ _STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 def terms(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+    """Lower-cased word tokens without stopwords (CJK runs as character bigrams)."""
+    return [w for w in overlap_terms(text) if w not in _STOPWORDS]
 
 
 class TermOverlapReranker:

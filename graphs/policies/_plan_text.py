@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from sift.analysis import has_cjk
+
 __all__ = [
     "QuestionPlan",
     "candidate_spans",
@@ -94,13 +96,26 @@ RELATION_CUES: dict[str, tuple[str, ...]] = {
 
 def terms(text: str) -> list[str]:
     """Lower-case stemmed word tokens, stopwords kept (for exact phrase work)."""
-    return _STEMMER.stemWords(_WORD.findall(text.lower()))
+    return _STEMMER.stemWords(_words(text))
 
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words, stopwords dropped, in order, without repeats."""
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+    # A single letter says nothing; a single kanji (from _plan_ja) does.
+    words = [
+        w for w in _words(text, content=True) if (len(w) > 1 or has_cjk(w)) and w not in STOPWORDS
+    ]
     return list(dict.fromkeys(_STEMMER.stemWords(words)))
+
+
+def _words(text: str, *, content: bool = False) -> list[str]:
+    words = _WORD.findall(text.lower())
+    # --- CJK dispatch (issue 10): no spaces, so CJK runs become bigrams (_plan_ja) ---
+    if has_cjk(text):
+        from sift.graphs.policies._plan_ja import cjk_words
+
+        return cjk_words(words, content=content)
+    return words
 
 
 @lru_cache(maxsize=65536)
@@ -123,6 +138,12 @@ def candidate_spans(
     Tech", "Apollo 11"). In `prose` (a passage, not a question) a lone capitalised word
     opening a sentence is taken for an ordinary word ("Filming took place ...").
     """
+    # --- CJK dispatch (issue 10): Japanese text has no capitals; names are noun runs ---
+    if has_cjk(text):
+        from sift.graphs.policies._plan_ja import candidate_spans_ja, is_mostly_cjk
+
+        if is_mostly_cjk(text):
+            return candidate_spans_ja(text)
     words = list(_WORD.finditer(text))
     spans: list[tuple[str, int]] = []
     i = 0
@@ -227,6 +248,11 @@ def _clean_option(option: str) -> str:
 
 def plan_question(question: str) -> QuestionPlan:
     """Splits a question into entities, comparison options, quoted strings and relations."""
+    # --- CJK dispatch (issue 10): Japanese questions are decomposed by _plan_ja ---
+    if has_cjk(question):
+        from sift.graphs.policies._plan_ja import plan_question_ja
+
+        return plan_question_ja(question)
     plan = QuestionPlan(question=question)
     plan.quoted = [q.strip() for q in _QUOTED.findall(question) if q.strip()]
     plan.numbers = _NUMBER.findall(question)

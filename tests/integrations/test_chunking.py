@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import pytest
 
-from sift.integrations.chunking import chunk_document
+from sift.analysis import has_cjk
+from sift.integrations.chunking import chunk_document, chunk_spans
 from sift.tokens import estimate_tokens
 from sift.types import Document
 
@@ -108,3 +111,120 @@ def test_default_size_is_about_512_tokens() -> None:
 def test_bad_size() -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         chunk_document(Document(id="d", text="x"), max_tokens=0)
+
+
+# ------------------------------------------------------------------- Japanese and mixed
+
+JA_SENTENCES = [
+    "梅雨は、北海道と小笠原諸島を除く日本で見られる雨季のことである。",
+    "「梅雨入り」は気象庁が発表する。",
+    "彼は『雨の日』という本を書いた！",
+    "本当にそうだろうか？",
+    "東京都千代田区にある企業（本社）である．",
+]
+
+
+def test_japanese_is_cut_at_sentence_ends_without_spaces() -> None:
+    text = "".join(JA_SENTENCES * 20)
+    doc = Document(id="ja", text=text)
+    chunks = chunk_document(doc, max_tokens=60)
+    assert len(chunks) > 5
+    for chunk in chunks:
+        assert chunk.text.endswith(("。", "！", "？", "．")), chunk.text[-10:]
+        assert chunk.text.startswith(tuple(s[:3] for s in JA_SENTENCES)), chunk.text[:10]
+    check_offsets(doc, 60)
+
+
+def test_closing_brackets_stay_with_their_sentence() -> None:
+    sentence = "彼は「雨が降る。」と言った。"
+    text = (sentence + "「今日は晴れです！」") * 30
+    doc = Document(id="q", text=text)
+    chunks = chunk_document(doc, max_tokens=40)
+    for chunk in chunks:
+        assert chunk.text.endswith(("。", "」")), chunk.text[-6:]
+        assert not chunk.text.startswith("」")
+    check_offsets(doc, 40)
+
+
+def test_line_breaks_end_japanese_sentences() -> None:
+    lines = [f"第{i}条 この法律は公布の日から施行する" for i in range(40)]
+    doc = Document(id="l", text="\n".join(lines))
+    chunks = chunk_document(doc, max_tokens=50)
+    for chunk in chunks:
+        assert chunk.text.startswith("第") and chunk.text.endswith("施行する")
+    check_offsets(doc, 50)
+
+
+@pytest.mark.parametrize("limit", [8, 16, 64, 512])
+def test_a_long_unpunctuated_japanese_run_never_exceeds_the_limit(limit: int) -> None:
+    run = "国際連合平和維持活動において常に最低限統制的に実施しなければならないのは" * 60
+    doc = Document(id="r", text=f"前書き。\n\n{run}\n\n後書き。")
+    chunks = chunk_document(doc, max_tokens=limit)
+    check_offsets(doc, limit)
+    joined = "".join(c.text for c in chunks)
+    assert "".join(joined.split()) == "".join(doc.text.split())
+    assert len(chunks) > 1
+
+
+def test_long_runs_are_cut_where_the_script_changes() -> None:
+    run = "国際連合平和維持活動において常に最低限統制的に実施しなければならないのは" * 30
+    chunks = chunk_document(Document(id="s", text=run), max_tokens=64)
+    assert len(chunks) > 3
+    boundaries = 0
+    for left, right in itertools.pairwise(chunks):
+        assert left.end == right.start  # no space to leave out
+        left_kana = "\u3040" <= left.text[-1] <= "\u30ff"
+        right_kana = "\u3040" <= right.text[0] <= "\u30ff"
+        boundaries += left_kana != right_kana
+    assert boundaries >= len(chunks) - 2
+
+
+def test_mixed_japanese_and_english_paragraph() -> None:
+    text = " ".join(
+        f"AppleはiPod {i}を製作している企業である。It was founded in 1976 by Steve Jobs. "
+        for i in range(40)
+    )
+    doc = Document(id="m", text=text)
+    chunks = chunk_document(doc, max_tokens=48)
+    for chunk in chunks:
+        assert chunk.text.endswith(("。", ".")), chunk.text[-8:]
+    check_offsets(doc, 48)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "漢字" * 2000,
+        "ｶﾀｶﾅ" * 900 + "ＡＢＣ" * 300,
+        "鱚鰤鰯鯵鱈" * 500,
+        "한국어문장" * 600,
+        "\U00020bb7野家" * 400,
+        "。" * 700 + "」" * 50,
+        "\n".join(["東京"] * 500),
+    ],
+)
+def test_offsets_and_limits_hold_on_awkward_cjk_text(text: str) -> None:
+    check_offsets(Document(id="x", text=text), 16)
+    check_offsets(Document(id="x", text=text), 100)
+
+
+ENGLISH_CHUNKS = Path(__file__).parent / "data" / "english_chunks.jsonl"
+BENCHMARKS = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+
+
+def test_english_chunks_are_byte_identical_to_before() -> None:
+    with open(ENGLISH_CHUNKS, encoding="utf-8") as handle:
+        recorded = [json.loads(line) for line in handle]
+    texts: dict[str, str] = {}
+    for name in {r["dataset"] for r in recorded}:
+        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as handle:
+            texts.update((row["id"], row["text"]) for row in map(json.loads, handle))
+    compared = 0
+    for row in recorded:
+        text = texts[row["id"]]
+        if has_cjk(text):
+            continue  # a name in Chinese or Korean: its characters cost more tokens now
+        for size, spans in row["spans"].items():
+            assert chunk_spans(text, int(size)) == [tuple(s) for s in spans], (row["id"], size)
+            compared += 1
+    assert compared >= 4 * 300

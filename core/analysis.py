@@ -1,0 +1,441 @@
+"""Text analysis: text into the terms a lexical index stores and a query looks up.
+
+One analyzer serves documents and queries alike, so a query term always meets the same
+term in the index. It needs no dictionary and no extra dependency:
+
+- The text is normalised with NFKC (full-width Ｌａｔｉｎ and ０１２, half-width ｶﾀｶﾅ and
+  compatibility forms become their ordinary characters) and lower-cased.
+- It is cut into runs of one script (`script_runs`): Han, Hiragana, Katakana, Hangul, the
+  Southeast Asian scripts written without spaces, and words of the alphabetic scripts
+  (Latin, Cyrillic, Greek, ...; digits join the word they touch).
+- Runs of the scripts written without spaces between words (Chinese, Japanese, Korean,
+  Thai, ...) become overlapping character bigrams, and every Han character is a term of
+  its own as well (a kanji is often a word); a run of a single character is kept as that
+  character. Bigrams never cross a change of script: 「東京都に」 gives 東京, 京都, 東, 京,
+  都 and に, not 都に (bigrams across kanji and kana measured worse on JSQuAD:
+  benchmarks/results/analysis.md).
+- Words of an alphabetic script are stemmed when a Snowball stemmer is configured for
+  their script (English for Latin by default, as tantivy's `en_stem` did); words longer
+  than `max_word_chars` (hashes, base64, URLs run together) are dropped.
+
+The analyzer never produces query syntax: a term is a plain string of letters and digits
+(no spaces, no operators), so a store builds its engine query from the terms as term
+objects, never by handing user text to a query parser.
+
+A store records `Analyzer.spec` beside its index; a different spec means the index was
+built with another analysis and must be rebuilt (`Analyzer.from_spec` restores it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterator
+from functools import cache, lru_cache
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import Stemmer
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "WORD_WEIGHT_IN_CJK",
+    "Analyzer",
+    "CjkMode",
+    "Script",
+    "ScriptRun",
+    "default_analyzer",
+    "has_cjk",
+    "overlap_terms",
+    "script_of",
+    "script_runs",
+]
+
+Script = Literal[
+    "han",
+    "hiragana",
+    "katakana",
+    "hangul",
+    "thai",
+    "lao",
+    "khmer",
+    "myanmar",
+    "latin",
+    "cyrillic",
+    "greek",
+    "armenian",
+    "georgian",
+    "hebrew",
+    "arabic",
+    "indic",
+    "other_letter",
+    "digit",
+    "mark",
+    "space",
+    "punct",
+]
+
+# How runs of the scripts written without spaces become terms (benchmarks/results/
+# analysis.md measures each): "bigram" overlapping pairs of characters, "bigram+han" the
+# same plus every Han character alone (the default: a kanji is a morpheme of its own),
+# "unigram+bigram" every character alone as well. Bigrams never cross a change of script;
+# a run of one character is kept as that character.
+CjkMode = Literal["bigram", "bigram+han", "unigram+bigram"]
+
+# A query's alphabetic words and numbers weigh this much in a query holding CJK.
+WORD_WEIGHT_IN_CJK = 2.0
+
+# (first, last, script) code point ranges, sorted by first. Letters outside these ranges
+# are "other_letter"; everything else is classified by its Unicode category.
+_RANGES: tuple[tuple[int, int, Script], ...] = (
+    (0x0030, 0x0039, "digit"),
+    (0x0041, 0x005A, "latin"),
+    (0x0061, 0x007A, "latin"),
+    (0x00AA, 0x00AA, "latin"),
+    (0x00BA, 0x00BA, "latin"),
+    (0x00C0, 0x00D6, "latin"),
+    (0x00D8, 0x00F6, "latin"),
+    (0x00F8, 0x024F, "latin"),
+    (0x0250, 0x02AF, "latin"),
+    (0x0300, 0x036F, "mark"),
+    (0x0370, 0x03FF, "greek"),
+    (0x0400, 0x052F, "cyrillic"),
+    (0x0530, 0x058F, "armenian"),
+    (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x06FF, "arabic"),
+    (0x0750, 0x077F, "arabic"),
+    (0x08A0, 0x08FF, "arabic"),
+    (0x0900, 0x0DFF, "indic"),
+    (0x0E00, 0x0E7F, "thai"),
+    (0x0E80, 0x0EFF, "lao"),
+    (0x1000, 0x109F, "myanmar"),
+    (0x10A0, 0x10FF, "georgian"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x1780, 0x17FF, "khmer"),
+    (0x1AB0, 0x1AFF, "mark"),
+    (0x1C80, 0x1C8F, "cyrillic"),
+    (0x1DC0, 0x1DFF, "mark"),
+    (0x1E00, 0x1EFF, "latin"),
+    (0x1F00, 0x1FFF, "greek"),
+    (0x20D0, 0x20FF, "mark"),
+    (0x2C60, 0x2C7F, "latin"),
+    (0x2DE0, 0x2DFF, "cyrillic"),
+    (0x2E80, 0x2FDF, "han"),  # radicals
+    (0x3005, 0x3005, "han"),  # 々 iteration mark
+    (0x3006, 0x3006, "han"),  # 〆
+    (0x3007, 0x3007, "han"),  # 〇
+    (0x3021, 0x3029, "han"),  # Suzhou numerals
+    (0x303B, 0x303B, "han"),  # 〻
+    (0x3041, 0x309F, "hiragana"),
+    (0x30A1, 0x30FA, "katakana"),  # without ・ (30FB), a separator inside names
+    (0x30FC, 0x30FF, "katakana"),  # ー and the katakana iteration marks
+    (0x3131, 0x318E, "hangul"),
+    (0x31F0, 0x31FF, "katakana"),
+    (0x3400, 0x4DBF, "han"),
+    (0x4E00, 0x9FFF, "han"),
+    (0xA640, 0xA69F, "cyrillic"),
+    (0xA720, 0xA7FF, "latin"),
+    (0xA960, 0xA97F, "hangul"),
+    (0xAB30, 0xAB6F, "latin"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xD7B0, 0xD7FF, "hangul"),
+    (0xF900, 0xFAFF, "han"),
+    (0xFB00, 0xFB06, "latin"),
+    (0xFB1D, 0xFB4F, "hebrew"),
+    (0xFB50, 0xFDFF, "arabic"),
+    (0xFE20, 0xFE2F, "mark"),
+    (0xFE70, 0xFEFF, "arabic"),
+    (0xFF10, 0xFF19, "digit"),  # full-width forms, before NFKC
+    (0xFF21, 0xFF3A, "latin"),
+    (0xFF41, 0xFF5A, "latin"),
+    (0xFF66, 0xFF9F, "katakana"),  # half-width katakana
+    (0xFFA0, 0xFFDC, "hangul"),  # half-width hangul
+    (0x20000, 0x3134F, "han"),
+)
+_STARTS = [first for first, _, _ in _RANGES]
+
+# Scripts written without spaces between words: cut into character n-grams.
+NGRAM_SCRIPTS: frozenset[str] = frozenset(
+    {"han", "hiragana", "katakana", "hangul", "thai", "lao", "khmer", "myanmar"}
+)
+CJK_SCRIPTS: frozenset[str] = frozenset({"han", "hiragana", "katakana", "hangul"})
+
+
+def _class(scripts: frozenset[str] | set[str]) -> str:
+    parts = []
+    for first, last, script in _RANGES:
+        # Full-width and half-width forms are gone after NFKC.
+        if script in scripts and not 0xFF00 <= first <= 0xFFEF:
+            parts.append(f"{chr(first)}-{chr(last)}" if last > first else chr(first))
+    return "".join(re.escape(p) if len(p) == 1 else p for p in parts)
+
+
+_HAN = _class({"han"})
+_HIRAGANA = _class({"hiragana"})
+_KATAKANA = _class({"katakana"})
+_HANGUL = _class({"hangul"})
+_SEA = _class({"thai", "lao", "khmer", "myanmar"})
+_NGRAM = _HAN + _HIRAGANA + _KATAKANA + _HANGUL + _SEA
+_MARKS = _class({"mark"}) + "\u0900-\u0dff"  # combining marks stay inside their word
+
+
+@cache
+def _token_pattern() -> re.Pattern[str]:
+    """After NFKC and lower-casing: runs of one script written without spaces, then words
+    (letters, digits and combining marks of every other script; underscore separates).
+    Compiled on first use: its large character classes take a while to compile."""
+    return re.compile(
+        rf"(?P<han>[{_HAN}]+)|(?P<hiragana>[{_HIRAGANA}]+)|(?P<katakana>[{_KATAKANA}]+)"
+        rf"|(?P<hangul>[{_HANGUL}]+)|(?P<sea>[{_SEA}]+)"
+        rf"|(?P<word>(?:[^\W_{_NGRAM}]|[{_MARKS}])+)"
+    )
+
+
+@cache
+def _cjk_pattern() -> re.Pattern[str]:
+    return re.compile(rf"[{_NGRAM}]")
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+class ScriptRun(NamedTuple):
+    """A maximal run of characters of one script: `text[start:end]`."""
+
+    script: Script
+    start: int
+    end: int
+    text: str
+
+
+@lru_cache(maxsize=8192)
+def script_of(char: str) -> Script:
+    """The script of one character ("digit", "space", "punct" and "mark" for the rest)."""
+    code = ord(char)
+    i = bisect_right(_STARTS, code) - 1
+    if i >= 0 and code <= _RANGES[i][1]:
+        return _RANGES[i][2]
+    if char.isspace():
+        return "space"
+    category = unicodedata.category(char)
+    if category.startswith("L"):
+        return "other_letter"
+    if category.startswith("N"):
+        return "digit"
+    if category.startswith("M"):
+        return "mark"
+    return "punct"
+
+
+def script_runs(text: str) -> list[ScriptRun]:
+    """`text` cut into maximal runs of one script, with offsets into `text` itself (no
+    normalisation, so `run.text == text[run.start:run.end]`). A combining mark belongs to
+    the run it follows."""
+    runs: list[ScriptRun] = []
+    start = 0
+    current: Script | None = None
+    for i, char in enumerate(text):
+        script = script_of(char)
+        if script == "mark" and current is not None:
+            continue
+        if script != current:
+            if current is not None:
+                runs.append(ScriptRun(current, start, i, text[start:i]))
+            current, start = script, i
+    if current is not None:
+        runs.append(ScriptRun(current, start, len(text), text[start:]))
+    return runs
+
+
+def has_cjk(text: str) -> bool:
+    """Whether `text` holds a character of a script written without spaces (CJK, Thai...)."""
+    return _cjk_pattern().search(text) is not None
+
+
+def _ngrams(run: str, unigrams: bool) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    grams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return grams + list(run) if unigrams else grams
+
+
+class Analyzer(BaseModel):
+    """Text into terms, the same way for documents and queries.
+
+    `terms` gives every term in order with repeats (a document's bag for BM25, a query's
+    weighted terms); `query_terms` the distinct ones. `spec` names the analysis exactly:
+    a store records it and rebuilds its index when the spec it finds differs.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: ClassVar[str] = "sift-multilingual"
+    # Bump when the same configuration would give different terms.
+    version: ClassVar[int] = 1
+
+    cjk: CjkMode = "bigram+han"
+    # Snowball stemmer language per alphabetic script (PyStemmer's algorithm names):
+    # {"latin": "english"} by default; e.g. {"latin": "french", "cyrillic": "russian"}.
+    stemmers: dict[str, str] = Field(default_factory=lambda: {"latin": "english"})
+    # Longer words are noise (hashes, base64, URLs run together): tantivy dropped them too.
+    max_word_chars: int = Field(default=40, ge=1)
+
+    @field_validator("stemmers")
+    @classmethod
+    def _known_stemmers(cls, value: dict[str, str]) -> dict[str, str]:
+        available = set(Stemmer.algorithms())
+        for script, language in value.items():
+            if script not in _STEMMABLE:
+                raise ValueError(
+                    f"stemmers: {script!r} is not an alphabetic script; use one of "
+                    f"{sorted(_STEMMABLE)}"
+                )
+            if language not in available:
+                raise ValueError(
+                    f"stemmers: no Snowball stemmer {language!r} for {script}; available: "
+                    f"{', '.join(sorted(available))}"
+                )
+        return dict(sorted(value.items()))
+
+    @property
+    def spec(self) -> str:
+        """The exact analysis as a stable string, for a store to record and compare."""
+        body = {"name": self.name, "version": self.version, **self.model_dump()}
+        return json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+    @classmethod
+    def from_spec(cls, spec: str) -> Analyzer:
+        """The analyzer a recorded `spec` describes; a clear error when this version of
+        sift cannot reproduce it (the store's index must then be rebuilt)."""
+        try:
+            body: dict[str, Any] = json.loads(spec)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not an analyzer spec: {spec!r} ({exc})") from None
+        if not isinstance(body, dict):
+            raise ValueError(f"not an analyzer spec: {spec!r}")
+        name, version = body.pop("name", None), body.pop("version", None)
+        if name != cls.name or version != cls.version:
+            raise ValueError(
+                f"the index was built by analyzer {name!r} version {version!r}; this sift "
+                f"has {cls.name!r} version {cls.version}: rebuild the index"
+            )
+        return cls.model_validate(body)
+
+    def terms(self, text: str) -> list[str]:
+        """Every term of `text`, in order, with repeats."""
+        if text.isascii():
+            # The common case, without NFKC or script checks: the same terms, faster.
+            ascii_words = [
+                w for w in _ASCII_WORD.findall(text.lower()) if len(w) <= self.max_word_chars
+            ]
+            latin = self.stemmers.get("latin")
+            return _stemmer(latin).stemWords(ascii_words) if latin else ascii_words
+        out: list[str] = []
+        every = self.cjk == "unigram+bigram"
+        han = every or self.cjk == "bigram+han"
+        words: list[tuple[int, str]] = []
+        for match in _token_pattern().finditer(_normalise(text)):
+            kind = match.lastgroup
+            piece = match.group()
+            if kind == "word":
+                if len(piece) <= self.max_word_chars:
+                    words.append((len(out), piece))
+                    out.append(piece)
+            else:
+                out += _ngrams(piece, every or (han and kind == "han"))
+        if words and self.stemmers:
+            self._stem(out, words)
+        return out
+
+    def query_terms(self, text: str) -> list[str]:
+        """The distinct terms of `text`, in order of first appearance."""
+        return list(dict.fromkeys(self.terms(text)))
+
+    def weighted_query_terms(self, text: str) -> list[tuple[str, float]]:
+        """The distinct terms of a query with their weights (a store boosts each term's
+        query by it): how often the term occurs, and in a query holding CJK a word of
+        an alphabetic script or a number counts `WORD_WEIGHT_IN_CJK` times, since a
+        CJK word gives several terms (its bigrams and kanji) where such a word gives one
+        («1955年頃の日本共産党», «NHKの討論番組»: benchmarks/results/analysis.md).
+        Queries without CJK weigh every distinct term by its count alone."""
+        counts: dict[str, float] = {}
+        for term in self.terms(text):
+            counts[term] = counts.get(term, 0.0) + 1.0
+        if not has_cjk(text):
+            return list(counts.items())
+        return [
+            (term, weight * (1.0 if has_cjk(term) else WORD_WEIGHT_IN_CJK))
+            for term, weight in counts.items()
+        ]
+
+    def _stem(self, out: list[str], words: list[tuple[int, str]]) -> None:
+        by_language: dict[str, list[tuple[int, str]]] = {}
+        for position, word in words:
+            language = self.stemmers.get(_word_script(word))
+            if language is not None:
+                by_language.setdefault(language, []).append((position, word))
+        for language, group in by_language.items():
+            stems = _stemmer(language).stemWords([w for _, w in group])
+            for (position, _), stem in zip(group, stems, strict=True):
+                out[position] = stem
+
+
+_STEMMABLE = frozenset(
+    {"latin", "cyrillic", "greek", "armenian", "arabic", "indic", "hebrew", "georgian"}
+)
+
+
+def _normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _word_script(word: str) -> Script:
+    if word.isascii():
+        return "latin"
+    for char in word:
+        script = script_of(char)
+        if script not in ("digit", "mark"):
+            return script
+    return "digit"
+
+
+@cache
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(language)
+
+
+@lru_cache(maxsize=1)
+def default_analyzer() -> Analyzer:
+    """The analyzer a store uses unless configured otherwise."""
+    return Analyzer()
+
+
+def overlap_terms(text: str) -> list[str]:
+    """Lower-cased word tokens for term-overlap scoring (rerankers, planners).
+
+    Words are what `\\w+` finds, lower-cased and not stemmed, exactly as before for text
+    without CJK; a word holding characters of a script written without spaces is cut into
+    script runs, and those runs into character bigrams, so a Japanese sentence is many
+    terms rather than one.
+    """
+    low = text.lower()
+    if _cjk_pattern().search(low) is None:
+        return _WORD.findall(low)
+    out: list[str] = []
+    for word in _WORD.findall(low):
+        if _cjk_pattern().search(word) is None:
+            out.append(word)
+            continue
+        out += _split_word(unicodedata.normalize("NFKC", word))
+    return out
+
+
+def _split_word(word: str) -> Iterator[str]:
+    for match in _token_pattern().finditer(word):
+        piece = match.group()
+        if match.lastgroup == "word":
+            yield piece
+        else:
+            yield from _ngrams(piece, False)
