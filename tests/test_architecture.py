@@ -143,9 +143,7 @@ def private_crossings(root: Path, imports: list[Import]) -> list[Import]:
             if first is None:
                 continue
             owner = package_folder(root, ".".join(parts[:first]))
-        if owner is None:
-            out.append(item)
-        elif not (
+        if owner is None or not (
             _inside(root / item.file, owner) or _inside(root / item.file, _tests_of(root, owner))
         ):
             out.append(item)

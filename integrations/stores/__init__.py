@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.integrations.stores.weaviate import WeaviateCorpus
 
-__all__ = ["default_store_path", "open_embedded", "open_store", "open_weaviate"]
+__all__ = ["default_store_path", "is_store", "open_embedded", "open_store", "open_weaviate"]
+
+
+def is_store(location: str | Path) -> bool:
+    """True when a local path holds an embedded sift store (a folder with its SQLite
+    file); False for URLs and anything else."""
+    from sift.integrations.stores.sqlite import is_store as is_embedded
+
+    text = str(location)
+    return "://" not in text and is_embedded(text)
 
 
 def open_embedded(location: str, **options: Any) -> SqliteCorpus:
