@@ -10,9 +10,9 @@ encrypted; a legacy .doc/.ppt renamed is refused with what to do.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sift.integrations.ingest._detect import Refused, read_bytes, sniff_binary
 from sift.integrations.ingest._layout import TextBuilder, clean_text
@@ -21,6 +21,7 @@ from sift.types import Document
 
 __all__ = ["docx_file", "pptx_file"]
 
+T = TypeVar("T")
 _HEADING = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
@@ -48,6 +49,18 @@ def _check_container(path: Path, kind: str) -> None:
             f"not a {kind} file (a {kind} file is a ZIP archive)"
             + (f": this is {what}" if what else ""),
         )
+
+
+def _open(path: Path, kind: str, reader: Callable[[str], T]) -> T:
+    """The file opened by its library, after the container checks; a file the library
+    cannot read is refused as malformed, with the library's reason."""
+    _check_container(path, kind)
+    try:
+        return reader(str(path))
+    except Exception as exc:
+        raise Refused(
+            "malformed", f"not a readable {kind} file ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _title(candidate: str | None) -> str:
@@ -78,15 +91,9 @@ def _write_table(out: TextBuilder, rows: Iterable[Iterable[Any]]) -> None:
 
 
 def docx_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> ExtractedFile:
-    _check_container(path, "DOCX")
     import docx  # a heavy import, only where Word files are read
 
-    try:
-        document = docx.Document(str(path))
-    except Exception as exc:
-        raise Refused(
-            "malformed", f"not a readable DOCX file ({type(exc).__name__}: {exc})"
-        ) from None
+    document = _open(path, "DOCX", docx.Document)
     out = TextBuilder()
     first_title = ""
     for block in document.iter_inner_content():
@@ -129,15 +136,9 @@ def _shapes(shapes: Iterable[Any]) -> Iterator[Any]:
 
 
 def pptx_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> ExtractedFile:
-    _check_container(path, "PPTX")
     import pptx  # a heavy import, only where PowerPoint files are read
 
-    try:
-        deck = pptx.Presentation(str(path))
-    except Exception as exc:
-        raise Refused(
-            "malformed", f"not a readable PPTX file ({type(exc).__name__}: {exc})"
-        ) from None
+    deck = _open(path, "PPTX", pptx.Presentation)
     out = TextBuilder()
     first_title = ""
     count = 0

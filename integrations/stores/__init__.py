@@ -31,12 +31,15 @@ def is_store(location: str | Path) -> bool:
 
 
 def open_embedded(location: str, **options: Any) -> SqliteCorpus:
-    """The embedded store in the folder `location` (a path or a `file://` URL), created
-    when absent unless `create=False`."""
+    """The embedded store in the folder `location` (a path or a `file://` URL). When
+    absent it is made by the first write (`create="on_write"`, the default here: reading
+    a path with no store is an error naming it); `create=True` makes it now, `False`
+    never."""
     from sift.integrations.stores.sqlite import SqliteCorpus
 
     if location.startswith("file://"):
         location = unquote(urlsplit(location).path)
+    options.setdefault("create", "on_write")
     return SqliteCorpus(Path(location).expanduser(), **options)
 
 

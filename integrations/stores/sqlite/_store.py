@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -101,7 +101,10 @@ class SqliteCorpus:
         path: the store directory; created when absent (unless `create=False`).
         embedder: an Embedder, or a name for `get_embedder`; None uses the one recorded in
             the store, or `DEFAULT_EMBEDDER` for a new store.
-        create: create a store when `path` is absent or an empty directory.
+        create: create a store when `path` is absent or an empty directory: True now,
+            "on_write" at the first write (until then every read is NotAStoreError naming
+            the path, so a mistyped path never reads as an empty store; `open_store`'s
+            default), False never.
         fusion: hybrid fusion strategy, one of `fusion_names()` ("relative_score", "rrf").
         alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only;
             None takes the tuned default of the embedder (`default_alpha`).
@@ -116,7 +119,7 @@ class SqliteCorpus:
         path: str | Path,
         *,
         embedder: Embedder | str | None = None,
-        create: bool = True,
+        create: bool | Literal["on_write"] = True,
         fusion: str = DEFAULT_FUSION,
         alpha: float | None = None,
         chunk_tokens: int | None = None,
@@ -152,16 +155,20 @@ class SqliteCorpus:
         self._closed = False
 
         self._alpha_option = alpha
-        # A store opened where none exists yet is made by its first write, so a mistyped
-        # path that is only read from fails with its name instead of reading as empty.
+        # With create="on_write", a store opened where none exists yet is made by its
+        # first write, so a mistyped path that is only read from fails with its name.
         self._pending: tuple[Embedder, int] | None = None
         self._pending_root: str | None = None
-        if not inspect(self._path, create=create):
+        if not inspect(self._path, create=bool(create)):
             # Everything that can be refused is checked before anything is created.
             new_embedder = self._resolve_embedder(embedder, None)
             size = 512 if chunk_tokens is None else chunk_tokens
             if isinstance(size, bool) or not isinstance(size, int) or size < 8:
                 raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
+            if create is True:
+                self._create(new_embedder, size)
+                self._open(new_embedder, None)
+                return
             self._pending = (new_embedder, size)
             self._embedder = new_embedder
             self._alpha = default_alpha(new_embedder.name) if alpha is None else float(alpha)
@@ -801,39 +808,23 @@ class SqliteCorpus:
         return [Hit(chunk=by_id[r], score=s) for r, s in ranked if r in by_id]
 
     def stats(self) -> CorpusStats:
+        settings = {
+            "chunk_tokens": self._chunk_tokens,
+            "fusion": self._fusion,
+            "alpha": self._alpha,
+        }
         if self._pending is not None:
             # Counting is true of a store not made yet: it holds nothing. Reads refuse.
-            return CorpusStats(
-                documents=0,
-                chunks=0,
-                embedder=self._embedder.name,
-                dim=self._dim,
-                backend="sqlite",
-                location=str(self._path),
-                schema_version=SCHEMA_VERSION,
-                extra={
-                    "exists": False,
-                    "chunk_tokens": self._chunk_tokens,
-                    "fusion": self._fusion,
-                    "alpha": self._alpha,
-                },
-            )
+            return self._stats(0, 0, {"exists": False, **settings})
         conn = self._conn()
         meta = self._meta()
         (documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
-        return CorpusStats(
-            documents=documents,
-            chunks=chunks,
-            embedder=self._embedder.name,
-            dim=self._dim,
-            backend="sqlite",
-            location=str(self._path),
-            schema_version=SCHEMA_VERSION,
-            extra={
-                "chunk_tokens": self._chunk_tokens,
-                "fusion": self._fusion,
-                "alpha": self._alpha,
+        return self._stats(
+            documents,
+            chunks,
+            {
+                **settings,
                 "sequence": self._seq,
                 "lexical_sequence": self._lexical.seq,
                 "lexical_chunks": self._lexical.count(),
@@ -845,6 +836,18 @@ class SqliteCorpus:
                 "source_root": meta.get("source_root"),
                 "size_bytes": _size_on_disk(self._path),
             },
+        )
+
+    def _stats(self, documents: int, chunks: int, extra: dict[str, Any]) -> CorpusStats:
+        return CorpusStats(
+            documents=documents,
+            chunks=chunks,
+            embedder=self._embedder.name,
+            dim=self._dim,
+            backend="sqlite",
+            location=str(self._path),
+            schema_version=SCHEMA_VERSION,
+            extra=extra,
         )
 
     # ------------------------------------------------------------------ catalog

@@ -79,10 +79,18 @@ def encrypt_pdf(source: Path, target: Path, *, password: str) -> Path:
     return target
 
 
-def numbered_pages(count: int, marker: str = "Marker") -> list[list[str]]:
-    """`count` pages, each naming its own number in English and Japanese."""
+def numbered_pages(count: int, marker: str = "Marker", filler: int = 0) -> list[list[str]]:
+    """`count` pages, each naming its own number in English and Japanese, then `filler`
+    lines of plain sentences (a full page of them is longer than one 512-token chunk)."""
     return [
-        [f"{marker} page {n} of the annual report.", f"{n}ページ目: {JAPANESE_LINES[n % 2]}"]
+        [
+            f"{marker} page {n} of the annual report.",
+            f"{n}ページ目: {JAPANESE_LINES[n % 2]}",
+            *(
+                f"Line {i} of page {n} says that revenue and costs moved as planned (p{n}x{i})."
+                for i in range(filler)
+            ),
+        ]
         for n in range(1, count + 1)
     ]
 
