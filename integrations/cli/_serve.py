@@ -12,13 +12,9 @@ __all__ = ["register", "settings_from_options"]
 
 def settings_from_options(**options: Any) -> Any:
     """ServerSettings from the environment, overridden by the options that were given."""
-    try:
-        from sift.integrations.http import ServerSettings
-    except ModuleNotFoundError as exc:  # fastapi/uvicorn are the `server` extra
-        raise typer.BadParameter(
-            f"sift serve needs the server extra ({exc.name} is missing): "
-            "pip install 'sift-harness[server]'"
-        ) from None
+    # Without the `server` extra this import fails; `main` says which extra to install.
+    from sift.integrations.http import ServerSettings
+
     given = {k: v for k, v in options.items() if v is not None}
     return ServerSettings(**given)
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 from sift.integrations.ingest._jsonl import iter_json_lines
-from sift.integrations.ingest._read import FileRead, extract, read_files
+from sift.integrations.ingest._read import POOL_PAYBACK_S, FileRead, extract, read_files
 from sift.integrations.ingest._results import ExtractedFile, InputError, InputProblem, SkipReason
 from sift.integrations.ingest._walk import (
     SUPPORTED_SUFFIXES,
@@ -35,6 +35,7 @@ from sift.integrations.ingest._walk import (
 from sift.types import Document
 
 __all__ = [
+    "POOL_PAYBACK_S",
     "SUPPORTED_SUFFIXES",
     "ExtractedFile",
     "FileRead",

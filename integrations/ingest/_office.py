@@ -96,12 +96,16 @@ def docx_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> Ext
     document = _open(path, "DOCX", docx.Document)
     out = TextBuilder()
     first_title = ""
+    # `Paragraph.style` resolves an unstyled paragraph's default style by scanning every
+    # style, each time (3 s for 2,000 paragraphs): names are looked up by id here instead.
+    names = {style.style_id: style.name or "" for style in document.styles}
     for block in document.iter_inner_content():
         if hasattr(block, "rows"):
             _write_table(out, (row.cells for row in block.rows))
             continue
         text = clean_text(block.text).strip()
-        style = (block.style.name if block.style is not None else "") or ""
+        style_id = block._p.style  # the paragraph's own style id; None: the default
+        style = names.get(style_id, style_id or "") if style_id else ""
         heading = _HEADING.match(style)
         level = 1 if style.lower() == "title" else int(heading.group(1)) if heading else 0
         if level and text:

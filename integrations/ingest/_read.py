@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -122,76 +123,121 @@ class _Pool:
             process.terminate()
 
 
+# Worker processes take about half a second to start (a Python each, importing sift):
+# they start once reading PDF and Office files in this process has taken that long and
+# more of them remain, so a few small files never pay for them.
+POOL_PAYBACK_S = 0.5
+
+_Window = deque[tuple[InputFile, "Future[ExtractedFile] | None"]]
+
+
 def read_files(
     files: list[InputFile],
     sink: list[InputProblem],
     *,
     jobs: int = 1,
     on_file: Callable[[FileRead], None] | None = None,
+    payback_s: float = POOL_PAYBACK_S,
 ) -> Iterator[Document]:
     """Documents of the files in order; skipped files and lines go to `sink`.
 
-    With `jobs` > 1 and more than one PDF or Office file, those are read in `jobs`
-    worker processes, up to 2 x `jobs` files ahead of the consumer.
+    With `jobs` > 1, PDF and Office files are read in `jobs` worker processes, up to
+    2 x `jobs` files ahead of the consumer, once reading them here has taken
+    `payback_s` seconds (0: from the first file) and at least two remain.
     """
-    heavy = sum(1 for f in files if f.kind in HEAVY_KINDS)
-    pool = _Pool(min(jobs, heavy)) if jobs > 1 and heavy > 1 else None
-    ahead = 2 * jobs
-    window: deque[tuple[InputFile, Future[ExtractedFile] | None]] = deque()
+    reader = _Reader(files, sink, jobs=jobs, on_file=on_file, payback_s=payback_s)
     try:
-        for file in files:
-            future = pool.submit(file) if pool is not None and file.kind in HEAVY_KINDS else None
-            window.append((file, future))
-            while len(window) > ahead:
-                yield from _emit(*window.popleft(), sink, on_file, pool, window)
-        while window:
-            yield from _emit(*window.popleft(), sink, on_file, pool, window)
+        yield from reader.documents()
     finally:
-        if pool is not None:
-            pool.close()
+        reader.close()
 
 
-def _emit(
-    file: InputFile,
-    future: Future[ExtractedFile] | None,
-    sink: list[InputProblem],
-    on_file: Callable[[FileRead], None] | None,
-    pool: _Pool | None,
-    window: deque[tuple[InputFile, Future[ExtractedFile] | None]],
-) -> Iterator[Document]:
-    result = extract(file) if future is None else _result(file, future, pool, window)
-    count = 0
-    for document in result.documents:
-        count += 1
-        yield document
-    sink += result.problems
-    if on_file is not None:
-        skipped = any(p.skipped and p.line is None for p in result.problems)
-        on_file(FileRead(file.source, count, result.pages, skipped))
+class _Reader:
+    def __init__(
+        self,
+        files: list[InputFile],
+        sink: list[InputProblem],
+        *,
+        jobs: int,
+        on_file: Callable[[FileRead], None] | None,
+        payback_s: float,
+    ) -> None:
+        self._files = files
+        self._sink = sink
+        self._jobs = jobs
+        self._on_file = on_file
+        self._payback_s = payback_s
+        self._heavy_left = sum(1 for f in files if f.kind in HEAVY_KINDS)
+        self._heavy_seconds = 0.0
+        self._pool: _Pool | None = None
+        self._window: _Window = deque()
 
+    def documents(self) -> Iterator[Document]:
+        ahead = 2 * self._jobs
+        self._maybe_start_pool()
+        for file in self._files:
+            future = self._pool.submit(file) if self._pool and file.kind in HEAVY_KINDS else None
+            self._window.append((file, future))
+            while len(self._window) > ahead:
+                yield from self._emit(*self._window.popleft())
+        while self._window:
+            yield from self._emit(*self._window.popleft())
 
-def _result(
-    file: InputFile,
-    future: Future[ExtractedFile],
-    pool: _Pool | None,
-    window: deque[tuple[InputFile, Future[ExtractedFile] | None]],
-) -> ExtractedFile:
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        pass
-    # A worker died (every pending read of that pool is lost): a new pool reads this file
-    # alone first, so a second crash is this file's, then the files queued behind it.
-    assert pool is not None
-    pool.reset()
-    try:
-        result = pool.submit(file).result()
-    except BrokenProcessPool:
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+    def _maybe_start_pool(self) -> None:
+        if (
+            self._pool is None
+            and self._jobs > 1
+            and self._heavy_left > 1
+            and self._heavy_seconds >= self._payback_s
+        ):
+            self._pool = _Pool(min(self._jobs, self._heavy_left))
+            for index, (queued, pending) in enumerate(self._window):
+                if pending is None and queued.kind in HEAVY_KINDS:
+                    self._window[index] = (queued, self._pool.submit(queued))
+
+    def _emit(self, file: InputFile, future: Future[ExtractedFile] | None) -> Iterator[Document]:
+        heavy = file.kind in HEAVY_KINDS
+        if future is not None:
+            result = self._result(file, future)
+        else:
+            started = time.perf_counter()
+            result = extract(file)
+            if heavy:
+                self._heavy_seconds += time.perf_counter() - started
+        if heavy:
+            self._heavy_left -= 1
+            self._maybe_start_pool()
+        count = 0
+        for document in result.documents:
+            count += 1
+            yield document
+        self._sink += result.problems
+        if self._on_file is not None:
+            skipped = any(p.skipped and p.line is None for p in result.problems)
+            self._on_file(FileRead(file.source, count, result.pages, skipped))
+
+    def _result(self, file: InputFile, future: Future[ExtractedFile]) -> ExtractedFile:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            pass
+        # A worker died (every pending read of that pool is lost): a new pool reads this
+        # file alone first, so a second crash is this file's, then the files behind it.
+        pool = self._pool
+        assert pool is not None
         pool.reset()
-        result = ExtractedFile.skipped(
-            file.source, "malformed", "its reader crashed on it (a malformed file?)"
-        )
-    for index, (queued, pending) in enumerate(window):
-        if pending is not None:
-            window[index] = (queued, pool.submit(queued))
-    return result
+        try:
+            result = pool.submit(file).result()
+        except BrokenProcessPool:
+            pool.reset()
+            result = ExtractedFile.skipped(
+                file.source, "malformed", "its reader crashed on it (a malformed file?)"
+            )
+        for index, (queued, pending) in enumerate(self._window):
+            if pending is not None:
+                self._window[index] = (queued, pool.submit(queued))
+        return result

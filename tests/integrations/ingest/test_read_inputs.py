@@ -18,6 +18,7 @@ from sift.integrations.ingest import (
     read_inputs,
     stale_documents,
 )
+from sift.integrations.ingest._read import _Reader
 
 from .conftest import numbered_pages, write_docx, write_pdf, write_pptx
 
@@ -144,6 +145,19 @@ def test_stale_documents_are_only_those_gone_from_the_folders_given(tmp_path: Pa
     assert stale_documents(stored, [folder]) == ["gone.txt", "sub/gone.md"]
 
 
+def test_worker_processes_start_only_once_reading_here_is_slow(tmp_path: Path) -> None:
+    for n in range(3):
+        write_pdf(tmp_path / f"{n}.pdf", numbered_pages(2))
+    plan = plan_inputs([tmp_path])
+    quick = _Reader(plan.files, [], jobs=2, on_file=None, payback_s=3600)
+    assert len(list(quick.documents())) == 3 and quick._pool is None
+    eager = _Reader(plan.files, [], jobs=2, on_file=None, payback_s=0)
+    assert [d.id for d in eager.documents()] == ["0.pdf", "1.pdf", "2.pdf"]
+    assert eager._pool is not None
+    eager.close()
+    assert list(read_files(plan.files, [], jobs=2))  # the public way, adaptive
+
+
 def test_files_are_read_in_worker_processes_in_plan_order(tmp_path: Path) -> None:
     """PDF and Office files read by two worker processes come out exactly as read here,
     in plan order, with one progress event per file."""
@@ -158,7 +172,10 @@ def test_files_are_read_in_worker_processes_in_plan_order(tmp_path: Path) -> Non
     def run(jobs: int) -> tuple[list, list[InputProblem], list[FileRead]]:
         problems: list[InputProblem] = []
         events: list[FileRead] = []
-        documents = list(read_files(plan.files, problems, jobs=jobs, on_file=events.append))
+        reader = _Reader(plan.files, problems, jobs=jobs, on_file=events.append, payback_s=0)
+        documents = list(reader.documents())
+        reader.close()
+        assert (reader._pool is not None) == (jobs > 1)  # the workers did the reading
         return documents, problems, events
 
     serial, serial_problems, serial_events = run(1)
