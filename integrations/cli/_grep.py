@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from sift.integrations.cli._options import FilterOption, JsonOption, StoreOption
-from sift.integrations.cli._render import printable
+from sift.integrations.cli._render import printable, safe
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 
@@ -39,8 +38,7 @@ def register(app: typer.Typer) -> None:
         for hit in result.hits:
             chunk = hit.chunk
             out.print(
-                f"[bold]{escape(printable(chunk.chunk_id))}[/bold] "
-                f"[dim]{escape(printable(chunk.title))}[/dim]",
+                f"[bold]{safe(chunk.chunk_id)}[/bold] [dim]{safe(chunk.title)}[/dim]",
                 highlight=False,
             )
             out.print(printable(chunk.text), highlight=False, markup=False)

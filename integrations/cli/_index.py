@@ -31,7 +31,7 @@ from rich.table import Table
 
 from sift.errors import NotAStoreError
 from sift.integrations.cli._options import QuietOption, StoreOption
-from sift.integrations.cli._render import err_console, printable
+from sift.integrations.cli._render import err_console, safe
 from sift.integrations.ingest import (
     SUPPORTED_SUFFIXES,
     FileRead,
@@ -113,9 +113,7 @@ class _FileProgress:
 
     def file_read(self, event: FileRead) -> None:
         self.pages += event.pages
-        detail = f"{printable(Path(event.source).name)}" + (
-            f" ({event.pages} pages)" if event.pages else ""
-        )
+        detail = safe(Path(event.source).name) + (f" ({event.pages} pages)" if event.pages else "")
         self._progress.update(self._files, advance=1, detail=detail)
 
     def documents_stored(self, count: int) -> None:
@@ -135,7 +133,7 @@ def _naming(corpus: Corpus, inputs: list[Path], prefix: str | None) -> SourceNam
     else:
         err_console.print(
             f"[yellow]note[/yellow] this store does not record a source root: ids are paths "
-            f"relative to {printable(str(root))}; give --source-prefix for ids that do not "
+            f"relative to {safe(str(root))}; give --source-prefix for ids that do not "
             "depend on the folders given",
             highlight=False,
         )
@@ -191,16 +189,15 @@ def _summary_table(summary: IndexSummary) -> Table:
 
 def _report(summary: IndexSummary, as_json: bool) -> None:
     for problem in summary.skipped:
-        err_console.print(f"[yellow]skipped[/yellow] {printable(str(problem))}", highlight=False)
+        err_console.print(f"[yellow]skipped[/yellow] {safe(str(problem))}", highlight=False)
     for problem in summary.warnings:
-        err_console.print(f"[yellow]warning[/yellow] {printable(str(problem))}", highlight=False)
+        err_console.print(f"[yellow]warning[/yellow] {safe(str(problem))}", highlight=False)
     for failure in summary.failed:
         err_console.print(
-            f"[red]failed[/red] {printable(failure.doc_id)}: {printable(failure.error)}",
-            highlight=False,
+            f"[red]failed[/red] {safe(failure.doc_id)}: {safe(failure.error)}", highlight=False
         )
     for doc_id in summary.removed:
-        err_console.print(f"[cyan]removed[/cyan] {printable(doc_id)}", highlight=False)
+        err_console.print(f"[cyan]removed[/cyan] {safe(doc_id)}", highlight=False)
     err_console.print(_summary_table(summary))
     if as_json:
         sys.stdout.write(summary.model_dump_json() + "\n")

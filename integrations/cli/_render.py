@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from sift.types import SearchResult
 
-__all__ = ["EpisodeProgress", "err_console", "print_result", "printable"]
+__all__ = ["EpisodeProgress", "err_console", "print_result", "printable", "safe"]
 
 # Soft wrap: a message (a skipped line, a failed question) stays one line whatever the
 # width, so logs of piped stderr can be searched by file and line.
@@ -24,6 +25,12 @@ def printable(text: str) -> str:
     """Text safe for a terminal: control characters (escape sequences from a binary file
     or a hostile document) shown as U+FFFD instead of acted on."""
     return text.translate(_CONTROLS)
+
+
+def safe(text: str) -> str:
+    """Text to put inside a rich markup string: control characters neutralised and
+    brackets escaped, so a file named `[red]x` prints as it is named."""
+    return escape(printable(text))
 
 
 def _short(value: object, width: int = 60) -> str:

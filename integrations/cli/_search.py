@@ -33,7 +33,7 @@ from sift.integrations.cli._options import (
     TopKOption,
 )
 from sift.integrations.cli._overrides import Overrides, SetOption, parse_overrides
-from sift.integrations.cli._render import EpisodeProgress, err_console, print_result, printable
+from sift.integrations.cli._render import EpisodeProgress, err_console, print_result, safe
 from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
 from sift.integrations.traceview import RolloutRun, TraceFolder, asearch_rollouts, write_trace_html
@@ -238,7 +238,7 @@ def _run_batch(
                     errored += 1
                     progress.console.print(
                         f"[red]{questions}:{number}[/red]: the search stopped on an error: "
-                        f"{printable(result.error or '')}",
+                        f"{safe(result.error or '')}",
                         highlight=False,
                     )
                 if pages is not None:
@@ -335,7 +335,7 @@ def register(app: typer.Typer) -> None:
                 else:
                     print_result(out, result)
                 if result.stopped_because == "error":
-                    reason = printable(result.error or "")
+                    reason = safe(result.error or "")
                     err_console.print(
                         f"[red]the search stopped on an error[/red]: {reason}", highlight=False
                     )

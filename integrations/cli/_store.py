@@ -13,13 +13,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from sift.errors import CorpusError
 from sift.filters import matches
 from sift.integrations.cli._options import FilterOption, StoreOption
-from sift.integrations.cli._render import err_console, printable
+from sift.integrations.cli._render import err_console, safe
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
@@ -30,11 +29,6 @@ __all__ = ["guess_language", "register"]
 
 # Documents whose first chunk `sift stats` reads to tell the store's languages.
 _LANGUAGE_SAMPLE = 1_000
-
-
-def _safe(text: str) -> str:
-    """Text for a rich markup string: control characters neutralised, brackets escaped."""
-    return escape(printable(text))
 
 
 def guess_language(text: str) -> str:
@@ -120,7 +114,7 @@ def _stats(corpus: Corpus) -> dict[str, Any]:
 
 
 def _stats_table(data: dict[str, Any]) -> Table:
-    table = Table(show_header=False, title=_safe(data["location"]))
+    table = Table(show_header=False, title=safe(data["location"]))
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     languages = ", ".join(f"{k} {v:,}" for k, v in data["languages"].items()) or "-"
@@ -138,7 +132,7 @@ def _stats_table(data: dict[str, Any]) -> Table:
         ("source root", data["source_root"] or "-"),
     ]
     for name, value in rows:
-        table.add_row(name, _safe(str(value)))
+        table.add_row(name, safe(str(value)))
     return table
 
 
@@ -209,12 +203,12 @@ def register(app: typer.Typer) -> None:
                     record = {**info.model_dump(), "source": info.source}
                     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
                     continue
-                line = f"[bold]{_safe(info.doc_id)}[/bold]  {info.chunks} chunk(s)"
+                line = f"[bold]{safe(info.doc_id)}[/bold]  {info.chunks} chunk(s)"
                 if info.title:
-                    line += f"  {_safe(info.title)}"
+                    line += f"  {safe(info.title)}"
                 out.print(line, highlight=False)
                 if info.source:
-                    out.print(f"    [dim]{_safe(info.source)}[/dim]", highlight=False)
+                    out.print(f"    [dim]{safe(info.source)}[/dim]", highlight=False)
         finally:
             corpus.close()
         if not as_json:
@@ -251,24 +245,24 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
             return
         out = Console(soft_wrap=True)
-        out.print(f"[bold]{_safe(info.title or doc_id)}[/bold]  {_safe(doc_id)}", highlight=False)
+        out.print(f"[bold]{safe(info.title or doc_id)}[/bold]  {safe(doc_id)}", highlight=False)
         for key, value in sorted(info.metadata.items()):
             text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
             if len(text) > 120:
                 text = text[:119] + "…"
-            out.print(f"  [cyan]{_safe(key)}[/cyan]: {_safe(text)}", highlight=False)
+            out.print(f"  [cyan]{safe(key)}[/cyan]: {safe(text)}", highlight=False)
         for chunk in chunks:
             place = _chunk_place(chunk)
             out.print(
-                f"[bold]{_safe(chunk.chunk_id)}[/bold]  [dim]{chunk.start}-{chunk.end}"
-                f"{'  ' + _safe(place) if place else ''}[/dim]",
+                f"[bold]{safe(chunk.chunk_id)}[/bold]  [dim]{chunk.start}-{chunk.end}"
+                f"{'  ' + safe(place) if place else ''}[/dim]",
                 highlight=False,
             )
-            text = printable(chunk.text)
+            text = chunk.text
             if not full:
                 text = " ".join(text.split())
                 text = text if len(text) <= 200 else text[:199] + "…"
-            out.print(f"    {escape(text)}", highlight=False)
+            out.print(f"    {safe(text)}", highlight=False)
 
     @app.command("delete")
     def delete(
@@ -294,8 +288,8 @@ def register(app: typer.Typer) -> None:
             record = {"deleted": deleted, "not_found": missing}
             sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
         for doc_id in deleted:
-            err_console.print(f"[cyan]deleted[/cyan] {_safe(doc_id)}", highlight=False)
+            err_console.print(f"[cyan]deleted[/cyan] {safe(doc_id)}", highlight=False)
         for doc_id in missing:
-            err_console.print(f"[yellow]not found[/yellow] {_safe(doc_id)}", highlight=False)
+            err_console.print(f"[yellow]not found[/yellow] {safe(doc_id)}", highlight=False)
         if missing:
             raise typer.Exit(code=1)

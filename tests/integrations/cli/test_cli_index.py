@@ -24,7 +24,7 @@ def _mixed_folder(root: Path) -> Path:
     (folder / "program.md").write_bytes(b"\x7fELF\x02\x01\x01\x00" + os.urandom(3_000))
     (folder / "scan.pdf").write_bytes(write_pdf(root / "scan.pdf", [None]).read_bytes())
     (folder / "sheet.xlsx").write_bytes(b"PK\x03\x04")
-    (folder / "empty.txt").write_text("", encoding="utf-8")
+    (folder / "[red]empty.txt").write_text("", encoding="utf-8")  # not rich markup
     return folder
 
 
@@ -41,7 +41,7 @@ def test_a_mixed_folder_says_what_was_skipped_and_why(sift, tmp_path: Path) -> N
         "program.md": "binary content",
         "scan.pdf": "no text layer",
         "sheet.xlsx": "unsupported type",
-        "empty.txt": "empty",
+        "[red]empty.txt": "empty",
     }
     assert summary["pages"] == 3 + 3  # the PDF's pages and the deck's slides
     assert summary["exit_code"] == 1 and summary["source_root"] == str(folder.resolve())
