@@ -183,3 +183,20 @@ def test_the_eval_table_reads_at_80_columns(sift, tmp_path: Path) -> None:
     assert any("trajectory R" in line and "peak tokens" in line for line in lines)
     rows = [line for line in lines if line.strip().startswith(("bm25", "agentic"))]
     assert len(rows) == 4  # each mode once in each table, one line each
+
+
+def test_the_command_line_starts_without_the_document_readers() -> None:
+    """PDFium, python-docx and python-pptx load only when a file needs them, so `sift -h`
+    and every command that reads no PDF or Office file start without them."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from sift.integrations.cli import app\n"
+        "heavy = {'pypdfium2', 'docx', 'pptx', 'lxml', 'reportlab'} & set(sys.modules)\n"
+        "print(sorted(heavy))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
