@@ -71,8 +71,9 @@ __all__ = [
 
 
 def open_store(location: str | os.PathLike[str] | None = None, **options: Any) -> Corpus:
-    """Opens the Corpus at a location: a path (the embedded SQLite store, created when
-    absent unless `create=False`) or a URL such as `weaviate://host:8080?collection=Docs`.
+    """Opens the Corpus at a location: a path (the embedded SQLite store; when absent it
+    is made by the first write, and reading it before is NotAStoreError naming the path;
+    `create=False` never makes one) or a URL such as `weaviate://host:8080?collection=Docs`.
 
     No location: `$SIFT_STORE`, else `~/.sift/store` (see `sift.paths`). The back-end is
     the one registered for the location's scheme in the `sift.stores` entry-point group;

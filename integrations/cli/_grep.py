@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from sift.integrations.cli._options import FilterOption, JsonOption, StoreOption
+from sift.integrations.cli._render import printable, safe
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 
@@ -35,10 +36,12 @@ def register(app: typer.Typer) -> None:
             return
         out = Console(soft_wrap=True)
         for hit in result.hits:
+            chunk = hit.chunk
             out.print(
-                f"[bold]{hit.chunk.chunk_id}[/bold] [dim]{hit.chunk.title}[/dim]", highlight=False
+                f"[bold]{safe(chunk.chunk_id)}[/bold] [dim]{safe(chunk.title)}[/dim]",
+                highlight=False,
             )
-            out.print(hit.chunk.text, highlight=False, markup=False)
+            out.print(printable(chunk.text), highlight=False, markup=False)
             out.print()
         if result.note:
             out.print(f"[yellow]{result.note}[/yellow]", highlight=False)

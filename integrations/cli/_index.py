@@ -1,24 +1,79 @@
-"""`sift index`: ingest files and folders into a store, with progress and a summary."""
+"""`sift index`: ingest files and folders into a store, with per-file progress, a summary
+of everything skipped (with its reason) and, with `--sync`, removal of documents whose
+files are gone.
+
+Exit codes: 0 everything was indexed; 1 some files, lines or documents were skipped or
+failed (the rest is stored); 2 nothing was done (a bad argument, input or store); 130
+interrupted (what was stored stays, each document whole).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from pydantic import BaseModel, Field
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
-from sift.integrations.cli._options import StoreOption
-from sift.integrations.cli._render import err_console
-from sift.integrations.ingest import InputProblem, count_documents, read_inputs
+from sift.errors import NotAStoreError
+from sift.integrations.cli._options import QuietOption, StoreOption
+from sift.integrations.cli._render import err_console, safe
+from sift.integrations.ingest import (
+    SUPPORTED_SUFFIXES,
+    FileRead,
+    InputPlan,
+    InputProblem,
+    SourceNaming,
+    default_root,
+    plan_inputs,
+    read_files,
+    stale_documents,
+)
 from sift.integrations.stores import open_store
+from sift.integrations.stores.catalog import DocumentCatalog, SourceRoots
 from sift.protocols import Corpus
-from sift.types import Document, UpsertReport
+from sift.types import Document, DocumentFailure, UpsertReport
 
-__all__ = ["index_documents", "register"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_SKIPPED", "IndexSummary", "index_documents", "register"]
+
+EXIT_SKIPPED = 1
+EXIT_INTERRUPTED = 130
+
+
+class IndexSummary(BaseModel):
+    """What `sift index --json` prints: every count, every skipped file or line with its
+    reason, every failed document, every document `--sync` removed."""
+
+    store: str
+    source_root: str | None = None
+    source_prefix: str | None = None
+    files: int = 0
+    pages: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks_written: int = 0
+    skipped: list[InputProblem] = Field(default_factory=list)
+    warnings: list[InputProblem] = Field(default_factory=list)
+    failed: list[DocumentFailure] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    hidden: int = 0
+    seconds: float = 0.0
+    exit_code: int = 0
 
 
 def _counted(documents: Iterable[Document], advance: Callable[[], None]) -> Iterator[Document]:
@@ -30,7 +85,7 @@ def _counted(documents: Iterable[Document], advance: Callable[[], None]) -> Iter
 def index_documents(
     corpus: Corpus, documents: Iterable[Document], *, total: int | None, label: str, quiet: bool
 ) -> tuple[UpsertReport, float]:
-    """Upserts with a progress bar on stderr; returns the report and the seconds taken."""
+    """Upserts with a progress bar over documents on stderr; the report and the seconds."""
     started = time.perf_counter()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -46,50 +101,220 @@ def index_documents(
     return report, time.perf_counter() - started
 
 
-def _summary(report: UpsertReport, seconds: float, problems: list[InputProblem]) -> Table:
-    seen = report.added + report.updated + report.unchanged + len(report.failed)
+class _FileProgress:
+    """Files done of the plan's, the file just read (and its pages), documents stored."""
+
+    def __init__(self, progress: Progress, files: int) -> None:
+        self._progress = progress
+        self._files: TaskID = progress.add_task("files", total=files, detail="")
+        self._stored: TaskID = progress.add_task("documents stored", total=None, detail="")
+        self.stored = 0
+        self.pages = 0
+
+    def file_read(self, event: FileRead) -> None:
+        self.pages += event.pages
+        detail = safe(Path(event.source).name) + (f" ({event.pages} pages)" if event.pages else "")
+        self._progress.update(self._files, advance=1, detail=detail)
+
+    def documents_stored(self, count: int) -> None:
+        self.stored += count
+        self._progress.update(self._stored, completed=self.stored)
+
+
+def _naming(corpus: Corpus, inputs: list[Path], prefix: str | None) -> SourceNaming:
+    if prefix is not None:
+        return SourceNaming(prefix=prefix)
+    recorded = corpus.source_root() if isinstance(corpus, SourceRoots) else None
+    if recorded:
+        return SourceNaming(root=Path(recorded))
+    root = default_root(inputs)
+    if isinstance(corpus, SourceRoots):
+        corpus.record_source_root(str(root))
+    else:
+        err_console.print(
+            f"[yellow]note[/yellow] this store does not record a source root: ids are paths "
+            f"relative to {safe(str(root))}; give --source-prefix for ids that do not "
+            "depend on the folders given",
+            highlight=False,
+        )
+    return SourceNaming(root=root)
+
+
+def _sync(corpus: Corpus, plan: InputPlan) -> list[str]:
+    if not plan.folders:
+        err_console.print("[yellow]note[/yellow] --sync: no folder was given, nothing to remove")
+        return []
+    if not isinstance(corpus, DocumentCatalog):
+        raise typer.BadParameter("--sync: this store cannot list its documents")
+    try:
+        stored = [(d.doc_id, d.source) for d in corpus.documents()]
+    except NotAStoreError:
+        return []  # nothing was ever stored: nothing to remove
+    stale = stale_documents(stored, plan.folders)
+    if stale:
+        corpus.delete(stale)
+    return stale
+
+
+def _summary_table(summary: IndexSummary) -> Table:
     table = Table(title="indexed", show_header=False)
+    seen = summary.added + summary.updated + summary.unchanged + len(summary.failed)
     table.add_row(
         "documents",
-        f"{seen:,} ({report.added:,} added, {report.updated:,} updated, "
-        f"{report.unchanged:,} unchanged, {len(report.failed):,} failed)",
+        f"{seen:,} ({summary.added:,} added, {summary.updated:,} updated, "
+        f"{summary.unchanged:,} unchanged, {len(summary.failed):,} failed)",
     )
-    table.add_row("chunks written", f"{report.chunks_written:,}")
-    table.add_row("seconds", f"{seconds:.2f}")
-    table.add_row("passages/s", f"{seen / seconds:,.0f}" if seconds > 0 else "-")
-    if problems:
-        table.add_row("skipped lines/files", f"{len(problems):,}")
+    table.add_row("chunks written", f"{summary.chunks_written:,}")
+    files = f"{summary.files:,}" + (f" ({summary.pages:,} pages)" if summary.pages else "")
+    table.add_row("files read", files)
+    if summary.skipped:
+        reasons = Counter(p.reason for p in summary.skipped)
+        table.add_row(
+            "skipped",
+            f"{len(summary.skipped):,} ("
+            + ", ".join(f"{reason} {n:,}" for reason, n in reasons.most_common())
+            + ")",
+        )
+    if summary.warnings:
+        table.add_row("warnings", f"{len(summary.warnings):,}")
+    if summary.removed:
+        table.add_row("removed (--sync)", f"{len(summary.removed):,}")
+    if summary.hidden:
+        table.add_row("hidden entries not read", f"{summary.hidden:,}")
+    table.add_row("seconds", f"{summary.seconds:.2f}")
+    if summary.pages and summary.seconds > 0:
+        table.add_row("pages/s", f"{summary.pages / summary.seconds:,.0f}")
     return table
+
+
+def _report(summary: IndexSummary, as_json: bool) -> None:
+    for problem in summary.skipped:
+        err_console.print(f"[yellow]skipped[/yellow] {safe(str(problem))}", highlight=False)
+    for problem in summary.warnings:
+        err_console.print(f"[yellow]warning[/yellow] {safe(str(problem))}", highlight=False)
+    for failure in summary.failed:
+        err_console.print(
+            f"[red]failed[/red] {safe(failure.doc_id)}: {safe(failure.error)}", highlight=False
+        )
+    for doc_id in summary.removed:
+        err_console.print(f"[cyan]removed[/cyan] {safe(doc_id)}", highlight=False)
+    err_console.print(_summary_table(summary))
+    if as_json:
+        sys.stdout.write(summary.model_dump_json() + "\n")
+
+
+def _default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def register(app: typer.Typer) -> None:
     @app.command("index")
     def index(
-        inputs: Annotated[list[Path], typer.Argument(help="Files or folders (txt md jsonl html)")],
+        inputs: Annotated[
+            list[Path],
+            typer.Argument(
+                help=f"Files or folders ({' '.join(s.lstrip('.') for s in SUPPORTED_SUFFIXES)})"
+            ),
+        ],
         store: StoreOption = None,
         embedder: Annotated[
             str | None,
             typer.Option(help="Embedder for a new store: static, minilm, hash or ollama:<model>"),
         ] = None,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
+        sync: Annotated[
+            bool,
+            typer.Option(
+                "--sync",
+                help="Also remove stored documents whose files are gone from the folders "
+                "given (only under those folders).",
+            ),
+        ] = False,
+        source_prefix: Annotated[
+            str | None,
+            typer.Option(
+                "--source-prefix",
+                help="Ids are this prefix + the path below the folder given (default: the "
+                "path relative to the store's recorded root).",
+            ),
+        ] = None,
+        jobs: Annotated[
+            int,
+            typer.Option(
+                "--jobs", "-j", min=1, max=64, help="Processes reading PDF and Office files."
+            ),
+        ] = _default_jobs(),
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+        ] = False,
+        quiet: QuietOption = False,
     ) -> None:
-        """Ingest documents; re-running with the same inputs adds nothing."""
-        problems: list[InputProblem] = []
-        documents = read_inputs(inputs, problems)
-        options = {"embedder": embedder} if embedder else {}
+        """Ingest documents; re-running with the same inputs adds nothing.
+
+        Exit code 0: all indexed; 1: something was skipped or failed (the rest is
+        stored); 2: nothing was done; 130: interrupted (what was stored stays).
+        """
+        options: dict[str, Any] = {"embedder": embedder} if embedder else {}
         corpus = open_store(store, **options)
         try:
-            report, seconds = index_documents(
-                corpus, documents, total=count_documents(inputs), label="indexing", quiet=quiet
-            )
+            naming = _naming(corpus, inputs, source_prefix)
+            plan = plan_inputs(inputs, naming)
+            summary = _run(corpus, plan, jobs=jobs, sync=sync, quiet=quiet)
         finally:
             corpus.close()
-        for problem in problems:
-            err_console.print(f"[yellow]skipped[/yellow] {problem}", highlight=False)
-        for failure in report.failed:
+        _report(summary, as_json)
+        if summary.exit_code:
+            raise typer.Exit(code=summary.exit_code)
+
+
+def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool) -> IndexSummary:
+    problems: list[InputProblem] = list(plan.problems)
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=quiet,
+        transient=False,
+    ) as progress:
+        tracker = _FileProgress(progress, len(plan.files))
+        documents = read_files(plan.files, problems, jobs=jobs, on_file=tracker.file_read)
+        try:
+            report = corpus.upsert(documents, on_progress=tracker.documents_stored)
+        except KeyboardInterrupt:
+            progress.stop()
             err_console.print(
-                f"[red]failed[/red] {failure.doc_id}: {failure.error}", highlight=False
+                f"[yellow]interrupted[/yellow]: {tracker.stored:,} document(s) of this run "
+                "were stored, each whole, and nothing of the others; run the same command "
+                "again to finish (what is stored is skipped)",
+                highlight=False,
             )
-        err_console.print(_summary(report, seconds, problems))
-        if problems or report.failed:
-            raise typer.Exit(code=1)
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    removed = _sync(corpus, plan) if sync else []
+    naming = plan.naming
+    summary = IndexSummary(
+        store=_location(corpus),
+        source_root=str(naming.root) if naming.root is not None else None,
+        source_prefix=naming.prefix,
+        files=len(plan.files),
+        pages=tracker.pages,
+        added=report.added,
+        updated=report.updated,
+        unchanged=report.unchanged,
+        chunks_written=report.chunks_written,
+        skipped=[p for p in problems if p.skipped],
+        warnings=[p for p in problems if not p.skipped],
+        failed=report.failed,
+        removed=removed,
+        hidden=plan.hidden,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    summary.exit_code = EXIT_SKIPPED if summary.skipped or summary.failed else 0
+    return summary
+
+
+def _location(corpus: Corpus) -> str:
+    location = getattr(corpus, "location", None)
+    return location if isinstance(location, str) else repr(corpus)

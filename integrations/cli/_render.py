@@ -5,19 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from sift.types import SearchResult
 
-__all__ = ["EpisodeProgress", "err_console", "print_result"]
+__all__ = ["EpisodeProgress", "err_console", "print_result", "printable", "safe"]
 
 # Soft wrap: a message (a skipped line, a failed question) stays one line whatever the
 # width, so logs of piped stderr can be searched by file and line.
 err_console = Console(stderr=True, soft_wrap=True)
 
 
+_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0)], "\ufffd")
+_CONTROLS.update({ord("\t"): " ", ord("\n"): "\n"})
+
+
+def printable(text: str) -> str:
+    """Text safe for a terminal: control characters (escape sequences from a binary file
+    or a hostile document) shown as U+FFFD instead of acted on."""
+    return text.translate(_CONTROLS)
+
+
+def safe(text: str) -> str:
+    """Text to put inside a rich markup string: control characters neutralised and
+    brackets escaped, so a file named `[red]x` prints as it is named."""
+    return escape(printable(text))
+
+
 def _short(value: object, width: int = 60) -> str:
-    text = " ".join(str(value).split())
+    text = " ".join(printable(str(value)).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -64,11 +81,11 @@ class EpisodeProgress:
 def print_result(console: Console, result: SearchResult, *, gold: set[str] | None = None) -> None:
     """Evidence as a numbered list: title and chunk id, provenance, justification, text.
     A list reads at any terminal width, where a wide table would wrap into columns."""
-    console.print(f"[bold]{result.question}[/bold]", highlight=False)
+    console.print(Text(printable(result.question), style="bold"))
     for rank, item in enumerate(result.evidence, start=1):
         line = Text(f"{rank:>2}. ", style="bold")
-        line.append(item.title or item.doc_id, style="bold")
-        line.append(f"  {item.chunk_id}", style="dim")
+        line.append(printable(item.title or item.doc_id), style="bold")
+        line.append(f"  {printable(item.chunk_id)}", style="dim")
         if gold is not None and item.doc_id in gold:
             line.append("  ✔ gold", style="bold green")
         console.print(line)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sift.errors import InvalidQueryError
 from sift.filters import Filter
@@ -31,7 +33,7 @@ from sift.integrations.cli._options import (
     TopKOption,
 )
 from sift.integrations.cli._overrides import Overrides, SetOption, parse_overrides
-from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
+from sift.integrations.cli._render import EpisodeProgress, err_console, print_result, safe
 from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
 from sift.integrations.traceview import RolloutRun, TraceFolder, asearch_rollouts, write_trace_html
@@ -40,7 +42,11 @@ from sift.protocols import Corpus, Policy
 if TYPE_CHECKING:
     from sift.graphs import HarnessConfig
 
-__all__ = ["parse_filters", "register"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_PARTIAL", "parse_filters", "register"]
+
+# An episode stopped on an error (its model server failed): the result is partial.
+EXIT_PARTIAL = 1
+EXIT_INTERRUPTED = 130
 
 PolicyName = Literal["heuristic", "ollama"]
 ModeName = Literal["hybrid", "bm25", "dense"]
@@ -182,6 +188,80 @@ def _trace_pages(html: Path | None, questions: Path | None) -> TraceFolder | Non
         raise typer.BadParameter(str(exc)) from None
 
 
+def _run_batch(
+    questions: Path,
+    run: Callable[[str, EpisodeProgress | None], Coroutine[Any, Any, RolloutRun]],
+    pages: TraceFolder | None,
+    *,
+    quiet: bool,
+) -> int:
+    """Answers every question of the batch, one JSON line each on stdout, with a progress
+    bar on stderr; the exit code: 2 when a line could not be used, 1 when an episode
+    stopped on an error (a model server failing), else 0. Ctrl-C stops after the lines
+    written so far and says so."""
+    batch = _batch(questions)
+    bad_lines = errored = done = 0
+    progress = Progress(
+        TextColumn("[bold]questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=quiet,
+        transient=True,
+    )
+    task = progress.add_task("questions", total=len(batch))
+    try:
+        with progress:
+            for number, record in batch:
+                progress.advance(task)
+                if isinstance(record, str):
+                    bad_lines += 1
+                    progress.console.print(
+                        f"[red]{questions}:{number}[/red]: {record}", highlight=False
+                    )
+                    if pages is not None:
+                        pages.add_failure(f"line {number}", record)
+                    continue
+                try:
+                    run_ = asyncio.run(run(record["question"], None))
+                except InvalidQueryError as exc:
+                    bad_lines += 1
+                    progress.console.print(
+                        f"[red]{questions}:{number}[/red]: {exc}", highlight=False
+                    )
+                    if pages is not None:
+                        pages.add_failure(_record_key(record, number), str(exc))
+                    continue
+                result = run_.fused
+                if result.stopped_because == "error":
+                    errored += 1
+                    progress.console.print(
+                        f"[red]{questions}:{number}[/red]: the search stopped on an error: "
+                        f"{safe(result.error or '')}",
+                        highlight=False,
+                    )
+                if pages is not None:
+                    pages.add(_record_key(record, number), run_.rollouts or result, fused=result)
+                line = {"id": record.get("id"), **result.model_dump(mode="json")}
+                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+                done += 1
+    except KeyboardInterrupt:
+        kept = f"; their trace pages: {pages.write_index()}" if pages is not None else ""
+        err_console.print(
+            f"[yellow]interrupted[/yellow]: {done} of {len(batch)} questions answered, their "
+            f"results written to stdout{kept}",
+            highlight=False,
+        )
+        return EXIT_INTERRUPTED
+    if pages is not None:
+        err_console.print(f"trace pages: {pages.write_index()}", highlight=False)
+    if bad_lines:
+        return 2
+    return EXIT_PARTIAL if errored else 0
+
+
 def register(app: typer.Typer) -> None:
     @app.command("search")
     def search(
@@ -254,32 +334,15 @@ def register(app: typer.Typer) -> None:
                     sys.stdout.write(result.model_dump_json() + "\n")
                 else:
                     print_result(out, result)
+                if result.stopped_because == "error":
+                    reason = safe(result.error or "")
+                    err_console.print(
+                        f"[red]the search stopped on an error[/red]: {reason}", highlight=False
+                    )
+                    raise typer.Exit(code=EXIT_PARTIAL)
                 return
-            failures = 0
-            for number, record in _batch(questions):
-                if isinstance(record, str):
-                    failures += 1
-                    err_console.print(f"[red]{questions}:{number}[/red]: {record}", highlight=False)
-                    if pages is not None:
-                        pages.add_failure(f"line {number}", record)
-                    continue
-                try:
-                    run_ = asyncio.run(run(record["question"], None))
-                except InvalidQueryError as exc:
-                    failures += 1
-                    err_console.print(f"[red]{questions}:{number}[/red]: {exc}", highlight=False)
-                    if pages is not None:
-                        pages.add_failure(_record_key(record, number), str(exc))
-                    continue
-                result = run_.fused
-                if pages is not None:
-                    pages.add(_record_key(record, number), run_.rollouts or result, fused=result)
-                line = {"id": record.get("id"), **result.model_dump(mode="json")}
-                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
-                sys.stdout.flush()
-            if pages is not None:
-                err_console.print(f"trace pages: {pages.write_index()}", highlight=False)
-            if failures:
-                raise typer.Exit(code=2)
+            code = _run_batch(questions, run, pages, quiet=quiet)
+            if code:
+                raise typer.Exit(code=code)
         finally:
             corpus.close()

@@ -12,13 +12,9 @@ __all__ = ["register", "settings_from_options"]
 
 def settings_from_options(**options: Any) -> Any:
     """ServerSettings from the environment, overridden by the options that were given."""
-    try:
-        from sift.integrations.http import ServerSettings
-    except ModuleNotFoundError as exc:  # fastapi/uvicorn are the `server` extra
-        raise typer.BadParameter(
-            f"sift serve needs the server extra ({exc.name} is missing): "
-            "pip install 'sift-harness[server]'"
-        ) from None
+    # Without the `server` extra this import fails; `main` says which extra to install.
+    from sift.integrations.http import ServerSettings
+
     given = {k: v for k, v in options.items() if v is not None}
     return ServerSettings(**given)
 
@@ -38,9 +34,10 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--store",
-                help="Collections root: a directory whose sub-stores ROOT/<name> are "
-                "the collections, or a weaviate:// URL (default ~/.sift/collections; env "
-                "SIFT_SERVER_STORE).",
+                help="One store (served as the collection named for its folder), or a "
+                "collections root: a directory whose sub-stores ROOT/<name> are the "
+                "collections, or a weaviate:// URL (default ~/.sift/collections, plus the "
+                "store `sift index` writes as collection `store`; env SIFT_SERVER_STORE).",
             ),
         ] = None,
         keys_file: Annotated[
@@ -106,9 +103,15 @@ def register(app: typer.Typer) -> None:
             application = create_app(settings)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
+        single, extra = settings.single_store(), settings.cli_store()
+        if single is not None:
+            what = f"the store {single[1]} as collection {single[0]!r}"
+        else:
+            what = f"the collections of {settings.store_root()}" + (
+                f" and the store {extra[1]} as collection {extra[0]!r}" if extra else ""
+            )
         typer.echo(
-            f"sift: serving {settings.store_root()} on "
-            f"http://{settings.host}:{settings.port} (OpenAPI at /docs)",
+            f"sift: serving {what} on http://{settings.host}:{settings.port} (OpenAPI at /docs)",
             err=True,
         )
         uvicorn.run(application, host=settings.host, port=settings.port, log_level=log_level)

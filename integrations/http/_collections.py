@@ -5,6 +5,10 @@ Scheme: the store root is a directory and each collection is the sub-store `ROOT
 or override entries: an explicit `location` (any store path or weaviate:// URL), the search
 `mode`, the `deadline_s`, a default `top_k`, a Weaviate `tenant`. With a weaviate:// root,
 collection `<name>` is that URL with `collection=<name>`.
+
+A root that is itself one store (the folder `sift index` wrote) is served alone, as the
+collection named for its folder; no other collection can be created then. With no root
+given, the CLI's default store (~/.sift/store) is served too, as collection `store`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ from anyio import to_thread
 
 from sift.errors import CorpusError
 from sift.integrations.http._errors import INVALID_REQUEST, UNKNOWN_COLLECTION, ApiError
-from sift.integrations.http._settings import COLLECTION_NAME, CollectionConfig, ServerSettings
+from sift.integrations.http._settings import (
+    COLLECTION_NAME,
+    CollectionConfig,
+    ServerSettings,
+)
 
 if TYPE_CHECKING:
     from sift.protocols import Corpus
@@ -51,6 +59,14 @@ class Collections:
         self.settings = settings
         self.root = settings.store_root()
         self.configs = settings.load_collections()
+        # `--store` naming one store serves it alone; with no root given, the CLI's
+        # default store (when it exists) is served beside the root's collections.
+        self.single = settings.single_store()
+        extra = self.single or settings.cli_store()
+        if extra is not None:
+            name, folder = extra
+            if name not in self.configs and not self._is_sub_store(name):
+                self.configs[name] = CollectionConfig(location=folder)
         self._open: dict[str, Corpus] = {}
         self._opening = threading.Lock()
 
@@ -77,17 +93,18 @@ class Collections:
             return urlunsplit(parts._replace(query=urlencode(query)))
         return str(Path(self.root).expanduser() / name)
 
-    def _exists(self, name: str) -> bool:
-        if name in self.configs or name in self._open:
-            return True
-        if _is_url(self.root):
+    def _is_sub_store(self, name: str) -> bool:
+        if _is_url(self.root) or self.single is not None:
             return False
         return (Path(self.root).expanduser() / name).is_dir()
+
+    def _exists(self, name: str) -> bool:
+        return name in self.configs or name in self._open or self._is_sub_store(name)
 
     def names(self) -> list[str]:
         found = set(self.configs) | set(self._open)
         root = Path(self.root).expanduser()
-        if not _is_url(self.root) and root.is_dir():
+        if not _is_url(self.root) and self.single is None and root.is_dir():
             found |= {
                 p.name for p in root.iterdir() if p.is_dir() and COLLECTION_NAME.match(p.name)
             }
@@ -96,7 +113,8 @@ class Collections:
     def get(self, name: str, *, create: bool = False) -> Collection:
         """The collection, or 404/2001 when it is unknown (and not being created)."""
         self.check_name(name)
-        if not self._exists(name) and not (create and self.settings.create_collections):
+        creatable = create and self.settings.create_collections and self.single is None
+        if not self._exists(name) and not creatable:
             raise ApiError(
                 404,
                 UNKNOWN_COLLECTION,

@@ -88,6 +88,13 @@ def _read_structured(path: Path) -> dict[str, Any]:
     return data
 
 
+def store_collection_name(folder: Path) -> str:
+    """A collection name for a store folder: its name, with what a collection name may
+    not hold replaced by '-' (`default` when nothing is left)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-._")[:128]
+    return name or "default"
+
+
 def parse_api_keys(text: str) -> list[ApiKey]:
     """`KEY` or `KEY=coll1,coll2` entries separated by `;` or whitespace.
 
@@ -205,6 +212,28 @@ class ServerSettings(BaseSettings):
         if self.store:
             return self.store
         return str(collections_path())
+
+    def single_store(self) -> tuple[str, str] | None:
+        """(collection name, folder) when `store` is one sift store (`sift index`'s)
+        rather than a root of collections: that store is served alone, named for its
+        folder."""
+        from sift.integrations.stores import is_store
+
+        if self.store and is_store(self.store):
+            folder = Path(self.store).expanduser()
+            return store_collection_name(folder), str(folder)
+        return None
+
+    def cli_store(self) -> tuple[str, str] | None:
+        """(collection name, folder) of the store `sift index` writes by default
+        (`$SIFT_STORE`, else ~/.sift/store), when no root is set and it exists: served
+        beside the root's collections, so `sift index` then `sift serve` answers."""
+        from sift.integrations.stores import default_store_path, is_store
+
+        folder = default_store_path()
+        if self.store or not is_store(folder):
+            return None
+        return store_collection_name(folder), str(folder)
 
     def load_keys(self) -> list[ApiKey]:
         keys: list[ApiKey] = []

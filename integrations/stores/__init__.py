@@ -18,16 +18,28 @@ if TYPE_CHECKING:
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.integrations.stores.weaviate import WeaviateCorpus
 
-__all__ = ["default_store_path", "open_embedded", "open_store", "open_weaviate"]
+__all__ = ["default_store_path", "is_store", "open_embedded", "open_store", "open_weaviate"]
+
+
+def is_store(location: str | Path) -> bool:
+    """True when a local path holds an embedded sift store (a folder with its SQLite
+    file); False for URLs and anything else."""
+    from sift.integrations.stores.sqlite import is_store as is_embedded
+
+    text = str(location)
+    return "://" not in text and is_embedded(text)
 
 
 def open_embedded(location: str, **options: Any) -> SqliteCorpus:
-    """The embedded store in the folder `location` (a path or a `file://` URL), created
-    when absent unless `create=False`."""
+    """The embedded store in the folder `location` (a path or a `file://` URL). When
+    absent it is made by the first write (`create="on_write"`, the default here: reading
+    a path with no store is an error naming it); `create=True` makes it now, `False`
+    never."""
     from sift.integrations.stores.sqlite import SqliteCorpus
 
     if location.startswith("file://"):
         location = unquote(urlsplit(location).path)
+    options.setdefault("create", "on_write")
     return SqliteCorpus(Path(location).expanduser(), **options)
 
 

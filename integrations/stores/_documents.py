@@ -15,6 +15,7 @@ import numpy as np
 from sift.errors import DocumentError
 from sift.integrations.chunking import chunk_spans
 from sift.integrations.stores._embedding import embed_texts
+from sift.integrations.stores.locations import check_locations, chunk_metadata
 from sift.types import Chunk, Document, DocumentFailure
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ def coerce_document(item: Document | dict[str, Any], position: int) -> Document:
             raise DocumentError(f"{where} is invalid: {_first_line(exc)}") from None
     if not doc.text.strip():
         raise DocumentError(f"document {doc.id!r} has no text; give it a non-empty `text`")
+    wrong = check_locations(doc.metadata, len(doc.text))
+    if wrong is not None:
+        raise DocumentError(f"document {doc.id!r}: {wrong}")
     return doc
 
 
@@ -87,7 +91,6 @@ def prepare_documents(
         except Exception as exc:
             failed.append(DocumentFailure(doc_id=doc.id, error=f"chunking failed: {exc}"))
             continue
-        meta = dict(doc.metadata)
         chunks = [
             Chunk(
                 chunk_id=f"{doc.id}_{index}",
@@ -97,7 +100,7 @@ def prepare_documents(
                 text=doc.text[start:end],
                 start=start,
                 end=end,
-                metadata=meta,
+                metadata=chunk_metadata(doc.metadata, start, end),
             )
             for index, (start, end, _) in enumerate(spans)
         ]

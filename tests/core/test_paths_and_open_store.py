@@ -65,6 +65,8 @@ def test_open_store_defaults_to_the_configured_store(home: Path) -> None:
 def test_file_urls_open_the_embedded_store(tmp_path: Path) -> None:
     folder = tmp_path / "ストア store"
     corpus = open_store(folder.as_uri(), embedder="hash")
+    # The store is made by its first write: a path only read from is never created.
+    assert corpus.upsert([Document(id="d1", text="Szeged lies on the Tisza.")]).added == 1
     corpus.close()
     assert (folder / "sift.db").is_file()
 

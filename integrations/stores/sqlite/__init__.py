@@ -3,6 +3,14 @@ and an FTS5 trigram grep pre-filter derived from it (DESIGN "Stores")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from sift.integrations.stores.sqlite._schema import DB_NAME
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
-__all__ = ["SqliteCorpus"]
+__all__ = ["SqliteCorpus", "is_store"]
+
+
+def is_store(path: str | Path) -> bool:
+    """True when the folder holds an embedded store (its SQLite file), without opening it."""
+    return (Path(path).expanduser() / DB_NAME).is_file()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -21,11 +22,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from sift.errors import CorpusError, DocumentError, IncompatibleStoreError
+from sift.errors import CorpusError, DocumentError, IncompatibleStoreError, NotAStoreError
 from sift.filters import Filter, matches
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
 from sift.integrations.stores._checks import (
@@ -43,6 +44,7 @@ from sift.integrations.stores._documents import (
     prepare_documents,
 )
 from sift.integrations.stores._embedding import embed_query
+from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.fusion import (
     DEFAULT_ALPHA,
     DEFAULT_FUSION,
@@ -50,6 +52,7 @@ from sift.integrations.stores.fusion import (
     default_alpha,
     fuse,
 )
+from sift.integrations.stores.locations import chunk_metadata
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS, literal_fragments
 from sift.integrations.stores.sqlite._ann import AnnVectors
 from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
@@ -98,7 +101,10 @@ class SqliteCorpus:
         path: the store directory; created when absent (unless `create=False`).
         embedder: an Embedder, or a name for `get_embedder`; None uses the one recorded in
             the store, or `DEFAULT_EMBEDDER` for a new store.
-        create: create a store when `path` is absent or an empty directory.
+        create: create a store when `path` is absent or an empty directory: True now,
+            "on_write" at the first write (until then every read is NotAStoreError naming
+            the path, so a mistyped path never reads as an empty store; `open_store`'s
+            default), False never.
         fusion: hybrid fusion strategy, one of `fusion_names()` ("relative_score", "rrf").
         alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only;
             None takes the tuned default of the embedder (`default_alpha`).
@@ -113,7 +119,7 @@ class SqliteCorpus:
         path: str | Path,
         *,
         embedder: Embedder | str | None = None,
-        create: bool = True,
+        create: bool | Literal["on_write"] = True,
         fusion: str = DEFAULT_FUSION,
         alpha: float | None = None,
         chunk_tokens: int | None = None,
@@ -148,17 +154,35 @@ class SqliteCorpus:
         self._conns_lock = threading.Lock()
         self._closed = False
 
-        exists = inspect(self._path, create=create)
-        if not exists:
+        self._alpha_option = alpha
+        # With create="on_write", a store opened where none exists yet is made by its
+        # first write, so a mistyped path that is only read from fails with its name.
+        self._pending: tuple[Embedder, int] | None = None
+        self._pending_root: str | None = None
+        if not inspect(self._path, create=bool(create)):
             # Everything that can be refused is checked before anything is created.
-            embedder = self._resolve_embedder(embedder, None)
+            new_embedder = self._resolve_embedder(embedder, None)
             size = 512 if chunk_tokens is None else chunk_tokens
             if isinstance(size, bool) or not isinstance(size, int) or size < 8:
                 raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
-            self._create(embedder, size)
+            if create is True:
+                self._create(new_embedder, size)
+                self._open(new_embedder, None)
+                return
+            self._pending = (new_embedder, size)
+            self._embedder = new_embedder
+            self._alpha = default_alpha(new_embedder.name) if alpha is None else float(alpha)
+            self._dim = new_embedder.dim
+            self._chunk_tokens = size
+            self._seq = 0
+            return
+        self._open(embedder, chunk_tokens)
+
+    def _open(self, embedder: Embedder | str | None, chunk_tokens: int | None) -> None:
         conn = self._conn()
         meta = self._meta()
         self._embedder = self._resolve_embedder(embedder, meta)
+        alpha = self._alpha_option
         self._alpha = default_alpha(self._embedder.name) if alpha is None else float(alpha)
         self._dim = int(meta["dim"])
         self._chunk_tokens = int(meta["chunk_tokens"])
@@ -183,6 +207,26 @@ class SqliteCorpus:
                 self._vectors.load(conn)
             self._lexical = LexicalIndex(self._path / "lexical")
             self._catch_up_lexical()
+
+    def _materialise(self) -> None:
+        """Creates the store on its first write, when it was opened before it existed."""
+        if self._pending is None:
+            return
+        embedder, size = self._pending
+        if not inspect(self._path, create=True):
+            self._create(embedder, size)
+        self._open(embedder, None)
+        self._pending = None
+        if self._pending_root is not None:
+            self.record_source_root(self._pending_root)
+
+    def _require(self) -> None:
+        """Reads need a store: one never written to does not exist yet."""
+        if self._pending is not None:
+            raise NotAStoreError(
+                f"no sift store at {self._path} (nothing has been indexed there); "
+                "create one with `sift index`, or check the path"
+            )
 
     # ------------------------------------------------------------------ plumbing
 
@@ -370,11 +414,14 @@ class SqliteCorpus:
         on_progress: Callable[[int], None] | None,
     ) -> None:
         with self._write_lock, ThreadPoolExecutor(1, thread_name_prefix="sift-prepare") as pool:
-            self._conn()
-            self._lexical.lock()
             pending: _Batch | None = None
             written_since_commit = 0
+            locked = False
             for batch in self._batches(documents, report, on_progress):
+                if not locked:
+                    self._materialise()  # a store opened before it existed: made now
+                    self._lexical.lock()
+                    locked = True
                 # A document may not be looked up while an earlier copy is still in flight.
                 if pending is not None and pending.ids & {d.id for d in batch}:
                     written_since_commit += self._finish(pending, report, on_progress)
@@ -392,7 +439,7 @@ class SqliteCorpus:
                     written_since_commit = 0
             if pending is not None:
                 self._finish(pending, report, on_progress)
-            if self._lexical.seq != self._seq:
+            if self._pending is None and self._lexical.seq != self._seq:
                 self._commit_lexical()
 
     def _batches(
@@ -578,7 +625,7 @@ class SqliteCorpus:
 
     def delete(self, doc_ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(check_ids(doc_ids, name="doc_ids")))
-        if not wanted:
+        if not wanted or self._pending is not None:
             return 0
         with self._write_lock:
             conn = self._conn()
@@ -619,6 +666,7 @@ class SqliteCorpus:
         exclude: Collection[str] = (),
         alpha: float | None = None,
     ) -> list[Hit]:
+        self._require()
         request = check_search(
             query,
             k=k,
@@ -676,6 +724,7 @@ class SqliteCorpus:
         filters: Filter | Mapping[str, Any] | None = None,
         exclude: Collection[str] = (),
     ) -> GrepResult:
+        self._require()
         request = check_grep(
             pattern,
             k=k,
@@ -702,6 +751,7 @@ class SqliteCorpus:
         return GrepResult(hits=self._hits(ranked), note=note)
 
     def read(self, doc_id: str) -> list[Chunk]:
+        self._require()
         rows = (
             self._conn()
             .execute(_CHUNK_SQL + "WHERE d.doc_id = ? ORDER BY c.idx", (check_doc_id(doc_id),))
@@ -711,6 +761,7 @@ class SqliteCorpus:
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         keys = _split_ids(check_ids(chunk_ids, name="chunk_ids"))
+        self._require()
         if not keys:
             return []
         rows = (
@@ -757,9 +808,37 @@ class SqliteCorpus:
         return [Hit(chunk=by_id[r], score=s) for r, s in ranked if r in by_id]
 
     def stats(self) -> CorpusStats:
+        settings = {
+            "chunk_tokens": self._chunk_tokens,
+            "fusion": self._fusion,
+            "alpha": self._alpha,
+        }
+        if self._pending is not None:
+            # Counting is true of a store not made yet: it holds nothing. Reads refuse.
+            return self._stats(0, 0, {"exists": False, **settings})
         conn = self._conn()
+        meta = self._meta()
         (documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        return self._stats(
+            documents,
+            chunks,
+            {
+                **settings,
+                "sequence": self._seq,
+                "lexical_sequence": self._lexical.seq,
+                "lexical_chunks": self._lexical.count(),
+                "vector_chunks": len(self._vectors),
+                "vector_index": "ann" if isinstance(self._vectors, AnnVectors) else "exact",
+                # The BM25 index's tokenizer (tantivy's English stemmer) until the store
+                # records an analyzer of its own.
+                "analyzer": meta.get("analyzer", "en_stem"),
+                "source_root": meta.get("source_root"),
+                "size_bytes": _size_on_disk(self._path),
+            },
+        )
+
+    def _stats(self, documents: int, chunks: int, extra: dict[str, Any]) -> CorpusStats:
         return CorpusStats(
             documents=documents,
             chunks=chunks,
@@ -768,23 +847,63 @@ class SqliteCorpus:
             backend="sqlite",
             location=str(self._path),
             schema_version=SCHEMA_VERSION,
-            extra={
-                "chunk_tokens": self._chunk_tokens,
-                "fusion": self._fusion,
-                "alpha": self._alpha,
-                "sequence": self._seq,
-                "lexical_sequence": self._lexical.seq,
-                "lexical_chunks": self._lexical.count(),
-                "vector_chunks": len(self._vectors),
-                "vector_index": "ann" if isinstance(self._vectors, AnnVectors) else "exact",
-            },
+            extra=extra,
         )
+
+    # ------------------------------------------------------------------ catalog
+
+    def documents(self, *, prefix: str | None = None) -> Iterator[DocumentInfo]:
+        """Every stored document by id (`DocumentCatalog`), read a page at a time."""
+        self._require()
+        after: str | None = None
+        while True:
+            if after is None:
+                where, key = "doc_id >= ?", prefix or ""
+            else:
+                where, key = "doc_id > ?", after
+            rows = (
+                self._conn()
+                .execute(
+                    "SELECT doc_id, title, n_chunks, metadata FROM documents "
+                    f"WHERE {where} ORDER BY doc_id LIMIT 1000",
+                    (key,),
+                )
+                .fetchall()
+            )
+            for doc_id, title, chunks, metadata in rows:
+                if prefix and not doc_id.startswith(prefix):
+                    return
+                yield DocumentInfo(
+                    doc_id=doc_id, title=title, chunks=chunks, metadata=json.loads(metadata)
+                )
+            if len(rows) < 1000:
+                return
+            after = rows[-1][0]
+
+    def source_root(self) -> str | None:
+        """The folder the ids of indexed files are relative to (`SourceRoots`)."""
+        if self._pending is not None:
+            return self._pending_root
+        return self._meta().get("source_root")
+
+    def record_source_root(self, root: str) -> None:
+        """Records the source root; the first one recorded stays."""
+        if self._pending is not None:
+            self._pending_root = self._pending_root or root
+            return
+        with self._write_lock, transaction(self._conn()) as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('source_root', ?)", (root,)
+            )
 
     def close(self) -> None:
         """Saves what must be saved and releases every file and connection; when a step
         fails the others still run, then CorpusError says what failed."""
         with self._write_lock:
             if self._closed:
+                return
+            if self._pending is not None:  # never written to: nothing was opened
+                self._closed = True
                 return
             steps: list[tuple[str, Callable[[], object]]] = []
             if isinstance(self._vectors, AnnVectors) and self._vectors.seq != self._seq:
@@ -799,6 +918,11 @@ class SqliteCorpus:
                 release_all(f"store {self._path}", steps)
             finally:
                 self._closed = True
+
+    @property
+    def location(self) -> str:
+        """The store's folder."""
+        return str(self._path)
 
     def __enter__(self) -> SqliteCorpus:
         return self
@@ -868,6 +992,16 @@ def _storage_full(exc: BaseException, path: Path) -> str | None:
     return None
 
 
+def _size_on_disk(path: Path) -> int:
+    """Bytes of every file of the store (SQLite and its WAL, the derived indexes)."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(folder) / name).stat().st_size
+    return total
+
+
 def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:
     keys: list[list[Any]] = []
     for chunk_id in chunk_ids:
@@ -895,7 +1029,8 @@ def _chunks(rows: Iterable[tuple[Any, ...]]) -> list[Chunk]:
                 text=text,
                 start=start,
                 end=end,
-                metadata=dict(meta),
+                # Pages and section from the chunk's offsets (stores.locations).
+                metadata=chunk_metadata(meta, start, end),
             )
         )
     return out

@@ -21,6 +21,7 @@ def interrupt_index_commit(
     """Runs `action` at the store's next BM25 index commits: "before" tantivy commits
     (SQLite has committed), or "after" tantivy committed but before the index records
     which change sequence it holds. `action` is expected not to return (a crash)."""
+    store._materialise()  # a store opened where none existed is made by its first write
     lexical = store._lexical
     commit = lexical.commit
 

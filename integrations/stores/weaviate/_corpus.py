@@ -9,7 +9,7 @@ its concern: _writes, _search, _grep, _reads, _health.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from sift.integrations.stores._checks import (
     check_search,
 )
 from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
+from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.fusion import (
     DEFAULT_ALPHA,
     DEFAULT_FUSION,
@@ -254,6 +255,11 @@ class WeaviateCorpus:
     @empty_for_new_tenant(list)
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         return _reads.get_chunks(self._scope, check_ids(chunk_ids, name="chunk_ids"))
+
+    def documents(self, *, prefix: str | None = None) -> Iterator[DocumentInfo]:
+        """Every stored document by id (`DocumentCatalog`): its title, chunk count and
+        metadata (read from its first chunk)."""
+        return _reads.documents(self._scope, prefix)
 
     def stats(self) -> CorpusStats:
         embedder, dim = self._recorded_embedder()

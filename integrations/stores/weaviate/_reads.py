@@ -4,18 +4,22 @@ documents about to be replaced, and the counts behind `stats`."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter as WFilter
+from weaviate.classes.query import Sort
 
+from sift.integrations.stores.catalog import DocumentInfo
+from sift.integrations.stores.locations import LOCATION_KEYS
 from sift.integrations.stores.weaviate import _objects, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import MissingTenantError, empty_for_new_tenant
 from sift.integrations.stores.weaviate._paging import batched, document_objects, ids_per_request
 from sift.types import Chunk
 
-__all__ = ["counts", "existing", "get_chunks", "read", "snapshot"]
+__all__ = ["counts", "documents", "existing", "get_chunks", "read", "snapshot"]
 
 
 @empty_for_new_tenant(dict)
@@ -107,3 +111,44 @@ def counts(scope: Scope) -> tuple[int, int]:
             or 0
         )
     return chunks, documents
+
+
+# Chunk-level keys `stores.locations` adds to chunk metadata: not the document's.
+_CHUNK_KEYS = frozenset({"page", "pages", "section"}) | LOCATION_KEYS
+
+
+def documents(scope: Scope, prefix: str | None) -> Iterator[DocumentInfo]:
+    """Every document by id, from its chunk 0, paged by key (ids after the last one
+    seen), so no page ever reaches past the server's query window."""
+    collection = scope.readable()
+    size = scope.settings.query_maximum_results
+    after: str | None = None
+    while True:
+        parts = [WFilter.by_property("chunk_index").equal(0.0)]
+        if after is not None:
+            parts.append(WFilter.by_property("doc_id").greater_than(after))
+        elif prefix:
+            parts.append(WFilter.by_property("doc_id").greater_or_equal(prefix))
+        try:
+            with scope.errors("list the documents of"):
+                reply = collection.query.fetch_objects(
+                    filters=WFilter.all_of(parts),
+                    sort=Sort.by_property("doc_id"),
+                    limit=size,
+                    return_properties=["doc_id", "title", "chunk_count", "metadata_json"],
+                )
+        except MissingTenantError:
+            return  # a tenant nothing was written to holds no documents
+        for obj in reply.objects:
+            chunk = _objects.chunk_from_properties(obj.properties)
+            if prefix and not chunk.doc_id.startswith(prefix):
+                return
+            yield DocumentInfo(
+                doc_id=chunk.doc_id,
+                title=chunk.title,
+                chunks=int(obj.properties.get("chunk_count") or 0),
+                metadata={k: v for k, v in chunk.metadata.items() if k not in _CHUNK_KEYS},
+            )
+        if len(reply.objects) < size:
+            return
+        after = str(reply.objects[-1].properties.get("doc_id"))

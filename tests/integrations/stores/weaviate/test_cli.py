@@ -34,3 +34,35 @@ def test_index_then_grep_through_a_weaviate_url(fake, tmp_path, capsys) -> None:
 
     assert run(["grep", "--store", fake.url(collection="Missing"), "x"]) == 2
     assert "'Missing'" in capsys.readouterr().err
+
+
+def test_files_list_show_and_sync_through_a_weaviate_url(fake, tmp_path, capsys) -> None:
+    """Weaviate records no source root: ids are relative to the inputs' folder (the CLI
+    says so), and listing, showing pages and --sync work as on the embedded store."""
+    from reportlab.pdfgen import canvas
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pdf = canvas.Canvas(str(docs / "report.pdf"))
+    for page in (1, 2, 3):
+        pdf.drawString(72, 720, f"Quarterly revenue page {page} grew.")
+        pdf.showPage()
+    pdf.save()
+    (docs / "gone.md").write_text("# Gone\n\nSoon deleted.", encoding="utf-8")
+    url = fake.url(collection="CliFiles")
+    assert run(["index", "--store", url, "--embedder", "hash", "-q", str(docs)]) == 0
+    assert "does not record a source root" in capsys.readouterr().err
+
+    assert run(["ls", "--store", url, "--json"]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["doc_id"], d["chunks"]) for d in listed] == [("gone.md", 1), ("report.pdf", 1)]
+    assert listed[1]["source"] == str((docs / "report.pdf").resolve())
+
+    assert run(["show", "--store", url, "--json", "report.pdf"]) == 0
+    (chunk,) = json.loads(capsys.readouterr().out)["chunks"]
+    assert chunk["metadata"]["pages"] == [1, 3] and chunk["metadata"]["page"] == 1
+
+    (docs / "gone.md").unlink()
+    assert run(["index", "--store", url, "-q", "--sync", "--json", str(docs)]) == 0
+    assert json.loads(capsys.readouterr().out)["removed"] == ["gone.md"]
+    assert {o.properties["doc_id"] for o in fake.objects("CliFiles").values()} == {"report.pdf"}

@@ -1,0 +1,190 @@
+"""`sift index` on real files of every kind: the summary and exit code of a mixed folder,
+ids across path spellings, --sync, --source-prefix, --json, long PDFs, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ..ingest.conftest import numbered_pages, write_docx, write_pdf, write_pptx
+
+
+def _mixed_folder(root: Path) -> Path:
+    folder = root / "mixed"
+    folder.mkdir(parents=True)
+    write_pdf(folder / "決算短信.pdf", numbered_pages(3), font="HeiseiMin-W3")
+    write_docx(folder / "report.docx")
+    write_pptx(folder / "deck.pptx")
+    (folder / "tickets.csv").write_text("id,subject\nT-1,ログインできない\n", encoding="utf-8")
+    (folder / "notes.md").write_text("# Notes\n\nBasalt bridge notes.", encoding="utf-8")
+    (folder / "random.txt").write_bytes(os.urandom(50_000))
+    (folder / "program.md").write_bytes(b"\x7fELF\x02\x01\x01\x00" + os.urandom(3_000))
+    (folder / "scan.pdf").write_bytes(write_pdf(root / "scan.pdf", [None]).read_bytes())
+    (folder / "sheet.xlsx").write_bytes(b"PK\x03\x04")
+    (folder / "[red]empty.txt").write_text("", encoding="utf-8")  # not rich markup
+    return folder
+
+
+def test_a_mixed_folder_says_what_was_skipped_and_why(sift, tmp_path: Path) -> None:
+    folder = _mixed_folder(tmp_path)
+    store = tmp_path / "store"
+    run = sift("index", "--store", str(store), "--embedder", "hash", "--json", str(folder))
+    assert run.returncode == 1, run.stderr  # something was skipped
+    summary = json.loads(run.stdout)
+    assert summary["added"] == 5 and summary["files"] == 9
+    reasons = {Path(p["source"]).name: p["reason"] for p in summary["skipped"]}
+    assert reasons == {
+        "random.txt": "binary content",
+        "program.md": "binary content",
+        "scan.pdf": "no text layer",
+        "sheet.xlsx": "unsupported type",
+        "[red]empty.txt": "empty",
+    }
+    assert summary["pages"] == 3 + 3  # the PDF's pages and the deck's slides
+    assert summary["exit_code"] == 1 and summary["source_root"] == str(folder.resolve())
+    for name in reasons:
+        assert f"skipped {folder / name}" in run.stderr
+    assert "skipped" in run.stderr and "binary content 2" in run.stderr
+    assert "\x7f" not in run.stderr
+    # The same folder again: nothing new, the same skips, the same exit code.
+    again = sift("index", "--store", str(store), "--json", "-q", str(folder))
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["unchanged"] == 5
+
+
+def test_a_clean_folder_exits_zero_and_a_japanese_pdf_is_searchable_by_page(
+    sift, tmp_path: Path
+) -> None:
+    folder = tmp_path / "reports"
+    write_pdf(folder / "annual.pdf", numbered_pages(12), font="HeiseiMin-W3")
+    store = str(tmp_path / "store")
+    run = sift("index", "--store", store, "--embedder", "hash", "-q", str(folder))
+    assert run.returncode == 0, run.stderr
+    grep = sift("grep", "--store", store, "--json", "9ページ目")
+    (hit,) = json.loads(grep.stdout)["hits"]
+    assert hit["chunk"]["doc_id"] == "annual.pdf"
+    assert hit["chunk"]["metadata"]["pages"][0] <= 9 <= hit["chunk"]["metadata"]["pages"][1]
+    found = sift("search", "--store", store, "--json", "--single-shot", "Marker page 7")
+    top = json.loads(found.stdout)["evidence"][0]
+    assert "page" in top["metadata"] and top["metadata"]["source"].endswith("annual.pdf")
+
+
+def test_ids_survive_every_spelling_of_the_path(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "parent"
+    (parent / "docs").mkdir(parents=True)
+    (parent / "docs" / "a.md").write_text("# A\n\nalpha text", encoding="utf-8")
+    (parent / "top.txt").write_text("top text", encoding="utf-8")
+    store = str(tmp_path / "store")
+    monkeypatch.chdir(tmp_path)
+    first = sift("index", "--store", store, "--embedder", "hash", "--json", "-q", "parent/docs")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["source_root"] == str(tmp_path.resolve())
+    # The parent folder, spelled absolutely, from another working folder.
+    monkeypatch.chdir(parent / "docs")
+    second = sift("index", "--store", store, "--json", "-q", str(parent))
+    summary = json.loads(second.stdout)
+    assert (summary["added"], summary["unchanged"]) == (1, 1)  # only top.txt is new
+    listed = sift("ls", "--store", store, "--json")
+    assert [json.loads(line)["doc_id"] for line in listed.stdout.splitlines()] == [
+        "parent/docs/a.md",
+        "parent/top.txt",
+    ]
+    third = sift("index", "--store", store, "--json", "-q", "../docs/./a.md")
+    assert json.loads(third.stdout)["unchanged"] == 1
+
+
+def test_source_prefix_names_documents_wherever_the_files_are(sift, tmp_path: Path) -> None:
+    for place in ("here", "there"):
+        (tmp_path / place).mkdir()
+        (tmp_path / place / "q1.md").write_text("# Q1\n\nquarter one", encoding="utf-8")
+    store = str(tmp_path / "store")
+    args = ("index", "--store", store, "--embedder", "hash", "--json", "-q")
+    one = json.loads(sift(*args, "--source-prefix", "ir/", str(tmp_path / "here")).stdout)
+    two = json.loads(sift(*args, "--source-prefix", "ir/", str(tmp_path / "there")).stdout)
+    # The same document, moved: its source changes, its id does not.
+    assert one["added"] == 1 and two["updated"] == 1 and one["source_prefix"] == "ir/"
+    shown = json.loads(sift("show", "--store", store, "--json", "ir/q1.md").stdout)
+    assert shown["document"]["source"] == str((tmp_path / "there" / "q1.md").resolve())
+    assert sift("stats", "--store", store, "--json").stdout.count('"documents": 1,') == 1
+
+
+def test_sync_removes_only_what_is_gone_from_the_folders_given(sift, tmp_path: Path) -> None:
+    docs, other = tmp_path / "docs", tmp_path / "other"
+    for folder, names in ((docs, ("keep.md", "gone.md", "sub/gone.txt")), (other, ("o.md",))):
+        for name in names:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(f"# {name}\n\ntext of {name}", encoding="utf-8")
+    store = str(tmp_path / "store")
+    base = ("index", "--store", store, "--embedder", "hash", "-q", "--json")
+    assert sift(*base, str(docs), str(other)).returncode == 0
+    (docs / "gone.md").unlink()
+    (docs / "sub" / "gone.txt").unlink()
+    (other / "o.md").unlink()
+    plain = json.loads(sift(*base, str(docs)).stdout)
+    assert plain["removed"] == []  # nothing is ever deleted implicitly
+    synced = sift(*base, "--sync", str(docs))
+    assert synced.returncode == 0, synced.stderr
+    assert sorted(json.loads(synced.stdout)["removed"]) == ["docs/gone.md", "docs/sub/gone.txt"]
+    assert "removed docs/gone.md" in synced.stderr
+    listed = sift("ls", "--store", store, "--json").stdout.splitlines()
+    ids = [json.loads(line)["doc_id"] for line in listed]
+    assert ids == ["docs/keep.md", "other/o.md"]  # other/ was not given: untouched
+
+
+def test_a_long_pdf_shows_per_file_progress_and_keeps_its_pages(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sift.integrations.cli import _index
+
+    events = []
+    real = _index._FileProgress.file_read
+    monkeypatch.setattr(
+        _index._FileProgress, "file_read", lambda self, e: (events.append(e), real(self, e))
+    )
+    folder = tmp_path / "long"
+    write_pdf(folder / "long.pdf", numbered_pages(40, marker="Long", filler=36))
+    (folder / "short.md").write_text("# Short\n\nshort text", encoding="utf-8")
+    store = str(tmp_path / "store")
+    run = sift("index", "--store", store, "--embedder", "hash", "--json", str(folder))
+    assert run.returncode == 0, run.stderr
+    assert [(Path(e.source).name, e.pages) for e in events] == [("long.pdf", 40), ("short.md", 0)]
+    shown = json.loads(sift("show", "--store", store, "--json", "long.pdf").stdout)
+    for chunk in shown["chunks"]:
+        first, last = chunk["metadata"]["pages"]
+        for n in range(1, 41):
+            if f"Long page {n} " in chunk["text"]:
+                assert first <= n <= last
+    # Pages longer than a chunk: a chunk from the middle of page 37 says page 37.
+    (middle,) = [c for c in shown["chunks"] if "Line 20 of page 37 " in c["text"]]
+    assert middle["metadata"]["page"] == 37 and middle["metadata"]["pages"] == [37, 37]
+
+
+def test_ctrl_c_says_what_was_kept(sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sift.integrations.cli import _index
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(6):
+        (folder / f"{n}.md").write_text(f"# Doc {n}\n\ntext {n}", encoding="utf-8")
+    real = _index.read_files
+
+    def interrupted(files, sink, **options):
+        for count, document in enumerate(real(files, sink, **options)):
+            if count == 4:
+                raise KeyboardInterrupt
+            yield document
+
+    monkeypatch.setattr(_index, "read_files", interrupted)
+    store = tmp_path / "store"
+    run = sift("index", "--store", str(store), "--embedder", "hash", "-q", str(folder))
+    assert run.returncode == 130
+    assert "interrupted" in run.stderr and "run the same command again" in run.stderr
+    assert "Traceback" not in run.stderr
+    monkeypatch.setattr(_index, "read_files", real)
+    again = sift("index", "--store", str(store), "--json", "-q", str(folder))
+    assert json.loads(again.stdout)["added"] + json.loads(again.stdout)["unchanged"] == 6

@@ -1,0 +1,96 @@
+"""`sift stats`, `ls`, `show` and `delete` on a real store, each also with --json; and a
+store path that does not exist, named in a one-line error."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ..ingest.conftest import numbered_pages, write_pdf
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, sift_code: Callable[..., int]) -> Path:
+    root = tmp_path_factory.mktemp("library")
+    folder = root / "docs"
+    write_pdf(folder / "決算.pdf", numbered_pages(3), font="HeiseiMin-W3", title="決算説明資料")
+    (folder / "guide.md").write_text(
+        "# Basalt Guide\n\nThe bridge was designed in 1931.\n\n## Care\n\nOil the hinges.",
+        encoding="utf-8",
+    )
+    (folder / "notes.txt").write_text("Plain notes about [bold]markup[/bold].", encoding="utf-8")
+    store = root / "store"
+    assert sift_code("index", "--store", str(store), "--embedder", "hash", "-q", str(folder)) == 0
+    return store
+
+
+def test_stats_says_what_the_store_holds(sift, library: Path) -> None:
+    run = sift("stats", "--store", str(library), "--json")
+    assert run.returncode == 0, run.stderr
+    stats = json.loads(run.stdout)
+    assert (stats["documents"], stats["backend"], stats["embedder"]) == (3, "sqlite", "hash:256")
+    assert stats["chunks"] >= 3 and stats["size_bytes"] > 10_000
+    assert stats["languages"] == {"ja": 1, "latin": 2} and stats["languages_sampled"] == 3
+    assert stats["analyzer"] and stats["source_root"] == str((library.parent / "docs").resolve())
+    table = sift("stats", "--store", str(library))
+    for word in ("documents", "3", "ja 1", "latin 2", "size on disk", "KiB", "hash:256"):
+        assert word in table.stdout
+
+
+def test_ls_lists_titles_sources_and_chunks_and_filters(sift, library: Path) -> None:
+    lines = sift("ls", "--store", str(library), "--json").stdout.splitlines()
+    listed = [json.loads(line) for line in lines]
+    assert [d["doc_id"] for d in listed] == ["guide.md", "notes.txt", "決算.pdf"]
+    pdf = listed[2]
+    assert pdf["title"] == "決算説明資料" and pdf["chunks"] >= 1
+    assert pdf["source"].endswith("決算.pdf") and pdf["metadata"]["page_count"] == 3
+    by_format = sift("ls", "--store", str(library), "--json", "--filter", "format=pdf")
+    assert [json.loads(x)["doc_id"] for x in by_format.stdout.splitlines()] == ["決算.pdf"]
+    by_prefix = sift("ls", "--store", str(library), "--prefix", "g", "--limit", "5")
+    assert "guide.md" in by_prefix.stdout and "notes.txt" not in by_prefix.stdout
+    assert "1 document(s)" in by_prefix.stderr
+    plain = sift("ls", "--store", str(library))
+    assert "Basalt Guide" in plain.stdout and "[bold]markup" not in plain.stdout
+
+
+def test_show_gives_metadata_and_chunks_with_pages_and_sections(sift, library: Path) -> None:
+    shown = json.loads(sift("show", "--store", str(library), "--json", "決算.pdf").stdout)
+    assert shown["document"]["metadata"]["format"] == "pdf"
+    assert all("page" in c["metadata"] for c in shown["chunks"])
+    guide = json.loads(sift("show", "--store", str(library), "--json", "guide.md").stdout)
+    assert guide["chunks"][0]["metadata"]["section"] == "Basalt Guide"
+    text = sift("show", "--store", str(library), "決算.pdf").stdout
+    assert "決算説明資料" in text and "p. 1" in text and "page_count" in text
+    missing = sift("show", "--store", str(library), "nope.md")
+    assert missing.returncode == 2 and "no document 'nope.md'" in missing.stderr
+
+
+def test_delete_removes_documents_and_names_unknown_ids(sift, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / name).write_text(f"# {name}\n\ntext", encoding="utf-8")
+    store = str(tmp_path / "store")
+    sift("index", "--store", store, "--embedder", "hash", "-q", str(folder))
+    run = sift("delete", "--store", store, "--json", "a.md", "zz.md", "c.md")
+    assert run.returncode == 1  # one id was not found; the others are gone
+    assert json.loads(run.stdout) == {"deleted": ["a.md", "c.md"], "not_found": ["zz.md"]}
+    listed = sift("ls", "--store", store, "--json").stdout.splitlines()
+    assert [json.loads(line)["doc_id"] for line in listed] == ["b.md"]
+    assert sift("delete", "--store", store, "b.md").returncode == 0
+    assert json.loads(sift("stats", "--store", store, "--json").stdout)["documents"] == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("stats",), ("ls",), ("show", "x"), ("delete", "x"), ("search", "q"), ("grep", "q")],
+)
+def test_a_store_that_does_not_exist_is_named(sift, tmp_path: Path, command: tuple) -> None:
+    missing = tmp_path / "stroe"
+    run = sift(*command, "--store", str(missing))
+    assert run.returncode == 2
+    assert run.stderr.startswith("sift: error:") and str(missing) in run.stderr
+    assert run.stderr.count("\n") == 1 and not missing.exists()
