@@ -42,6 +42,15 @@ def test_registered_by_name_and_meets_the_protocol(server, monkeypatch):
     assert len([r for r in server.requests if r.path == "/api/embed"]) == 1
 
 
+def test_the_host_is_read_as_the_policy_reads_it(server, monkeypatch):
+    # SIFT_OLLAMA_HOST wins over Ollama's own OLLAMA_HOST, for the embedder as for the policy.
+    monkeypatch.setenv("OLLAMA_HOST", refused_host())
+    monkeypatch.setenv("SIFT_OLLAMA_HOST", server.host)
+    embedder = get_embedder("ollama:nomic-embed-text", timeout=1.0, retries=0)
+    assert embedder.host == server.host
+    assert embedder.embed(["富士山 Fuji"]).shape == (1, 48)
+
+
 def test_missing_model_names_ollama_pull(server):
     embedder = OllamaEmbedder("mxbai-embed-large", host=server.host, timeout=1.0)
     with pytest.raises(ModelNotFoundError, match="`ollama pull mxbai-embed-large`"):
