@@ -9,7 +9,7 @@ from concurrent import futures
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-import grpc  # type: ignore[import-untyped, unused-ignore]
+import grpc
 from weaviate.proto.v1 import weaviate_pb2_grpc
 
 from sift.integrations.stores.weaviate._settings import WeaviateSettings
