@@ -85,7 +85,8 @@ class FakeWeaviate:
             "host": "127.0.0.1",
             "http_port": self.http_port,
             "grpc_port": self.grpc_port,
-            "init_timeout": 2.0,
+            # Bounds a broken run only: the fake answers at once, loaded machine or not.
+            "init_timeout": 30.0,
         }
         values.update(overrides)
         return WeaviateSettings(**values)
