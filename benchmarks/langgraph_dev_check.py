@@ -12,7 +12,7 @@ a venv of its own:
 
 What it does: indexes the shipped demo corpus (2WikiMultihopQA passages) into a temporary
 store; starts `langgraph dev --no-browser --no-reload` on a free loopback port with the
-store in SIFT_GRAPH_STORE, CLI analytics, the version check and LangSmith tracing off,
+store in SIFT_STORE, CLI analytics, the version check and LangSmith tracing off,
 and every HTTP(S) proxy variable pointing at a loopback recorder (an attempt to reach
 another host through a client that honours them shows up there instead of leaving; a
 probe first proves the recorder catches one). Then, through langgraph-sdk: finds the
@@ -100,7 +100,7 @@ def build_store(folder: Path) -> tuple[Path, int, float]:
 def quiet_environment(store: Path, proxy: str) -> dict[str, str]:
     return {
         **os.environ,
-        "SIFT_GRAPH_STORE": str(store),
+        "SIFT_STORE": str(store),
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",

@@ -75,9 +75,9 @@ def open_store(location: str | os.PathLike[str] | None = None, **options: Any) -
     is made by the first write, and reading it before is NotAStoreError naming the path;
     `create=False` never makes one) or a URL such as `weaviate://host:8080?collection=Docs`.
 
-    No location: `$SIFT_STORE`, else `~/.sift/store` (see `sift.paths`). The back-end is
-    the one registered for the location's scheme in the `sift.stores` entry-point group;
-    an unknown scheme is a CorpusError listing the registered ones.
+    No location: `$SIFT_STORE` (a path or a URL), else `~/.sift/store` (see `sift.paths`).
+    The back-end is the one registered for the location's scheme in the `sift.stores`
+    entry-point group; an unknown scheme is a CorpusError listing the registered ones.
     """
     from sift._stores import open_location
 

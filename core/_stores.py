@@ -8,26 +8,16 @@ the one a location asks for, on call. A factory takes the location text and the 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
 from sift.errors import CorpusError
-from sift.paths import default_store_path
+from sift.paths import default_store_location, location_scheme
 from sift.protocols import Corpus
 
-__all__ = ["STORE_GROUP", "location_scheme", "open_location", "store_schemes"]
+__all__ = ["STORE_GROUP", "open_location", "store_schemes"]
 
 STORE_GROUP = "sift.stores"
-
-# `scheme://...`; anything else (absolute, relative, `~/...`, `C:\...`) is a path.
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
-
-
-def location_scheme(location: str) -> str:
-    """The scheme a location names (lower case); `file` for a plain path."""
-    found = _SCHEME.match(location)
-    return found.group(1).lower() if found else "file"
 
 
 def _factories() -> dict[str, Any]:
@@ -44,7 +34,7 @@ def store_schemes() -> list[str]:
 def open_location(location: str | os.PathLike[str] | None, **options: Any) -> Corpus:
     text = os.fspath(location) if location is not None else ""
     if not text:
-        text = str(default_store_path())
+        text = default_store_location()
     scheme = location_scheme(text)
     factories = _factories()
     entry = factories.get(scheme)

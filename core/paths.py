@@ -2,8 +2,10 @@
 and nowhere else.
 
 - `sift_home()`: `$SIFT_HOME`, else `~/.sift`;
-- `default_store_path()`: `$SIFT_STORE`, else `<home>/store` (the store the CLI and
-  `sift.open_store()` use when given no location);
+- `default_store_location()`: `$SIFT_STORE`, else `<home>/store`: the store the CLI and
+  `sift.open_store()` use when given no location. A store location is a folder or a URL
+  (`weaviate://host:8080?collection=Docs`), kept as given; `default_store_path()` is the
+  same store as a folder;
 - `demo_store_path()`, `eval_cache_path()`, `collections_path()`: the folders of
   `sift demo`, `sift eval`'s indexed corpora and `sift serve`'s collections, under home.
 
@@ -13,7 +15,9 @@ followed. An empty variable counts as unset.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -21,11 +25,22 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = [
     "SiftPaths",
     "collections_path",
+    "default_store_location",
     "default_store_path",
     "demo_store_path",
     "eval_cache_path",
+    "location_scheme",
     "sift_home",
 ]
+
+# `scheme://...`; anything else (absolute, relative, `~/...`, `C:\...`) is a path.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def location_scheme(location: str) -> str:
+    """The scheme a store location names (lower case); `file` for a plain path."""
+    found = _SCHEME.match(location)
+    return found.group(1).lower() if found else "file"
 
 
 class SiftPaths(BaseSettings):
@@ -36,8 +51,10 @@ class SiftPaths(BaseSettings):
     )
 
     home: Path = Field(Path("~/.sift"), description="Folder of sift's own files.")
-    store: Path | None = Field(
-        None, description="The default store; None: the folder `store` under home."
+    store: str | None = Field(
+        None,
+        description="The default store: a folder or a URL (weaviate://host:8080?collection="
+        "Docs); None: the folder `store` under home.",
     )
 
 
@@ -46,12 +63,30 @@ def sift_home() -> Path:
     return SiftPaths().home.expanduser()
 
 
-def default_store_path() -> Path:
-    """`$SIFT_STORE`, else `$SIFT_HOME/store`, else `~/.sift/store`."""
+def default_store_location() -> str:
+    """`$SIFT_STORE`, else `$SIFT_HOME/store`, else `~/.sift/store`: a URL as given, a
+    path user-expanded."""
     paths = SiftPaths()
-    if paths.store is not None:
-        return paths.store.expanduser()
-    return paths.home.expanduser() / "store"
+    if paths.store is None:
+        return str(paths.home.expanduser() / "store")
+    if location_scheme(paths.store) != "file" or paths.store.startswith("file://"):
+        return paths.store
+    return str(Path(paths.store).expanduser())
+
+
+def default_store_path() -> Path:
+    """The default store's folder (`default_store_location()`, a `file://` URL read as
+    its path). A ValueError when `$SIFT_STORE` names a store that is not a folder."""
+    location = default_store_location()
+    scheme = location_scheme(location)
+    if scheme == "file" and location.startswith("file://"):
+        return Path(unquote(urlsplit(location).path))
+    if scheme != "file":
+        raise ValueError(
+            f"SIFT_STORE names a {scheme}:// store, not a folder ({location!r}): "
+            "use sift.paths.default_store_location() or sift.open_store()"
+        )
+    return Path(location)
 
 
 def demo_store_path() -> Path:

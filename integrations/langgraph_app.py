@@ -2,14 +2,14 @@
 
     langgraph dev --no-browser          # in the repository root; SIFT_STORE names the store
 
-`make_graph` opens the store `SIFT_GRAPH_STORE` names (a path or a `weaviate://` URL),
-else sift's default store (`SIFT_STORE`, else `~/.sift/store`), once per process and off
-the event loop, and refuses a location that holds no store rather than serving an empty
-one. The policy is the heuristic planner unless `SIFT_GRAPH_POLICY=ollama` (then
-`SIFT_OLLAMA_MODEL`, `OLLAMA_HOST`, ... as for `sift search --policy ollama`). Runs take
-the graph's usual input (`question`, `filters`, `top_k`, `max_turns`) and `HarnessConfig`
-fields as context or `configurable`; the server's checkpointer keeps each thread's
-episode. benchmarks/langgraph_dev_check.py checks all of it against a real `langgraph dev`.
+`make_graph` opens sift's default store (`SIFT_STORE`: a path or a `weaviate://` URL,
+else `~/.sift/store`), once per process and off the event loop, and refuses a location
+that holds no store rather than serving an empty one. The policy is the heuristic
+planner unless `SIFT_GRAPH_POLICY=ollama` (then `SIFT_OLLAMA_MODEL`, `OLLAMA_HOST`, ...
+as for `sift search --policy ollama`). Runs take the graph's usual input (`question`,
+`filters`, `top_k`, `max_turns`) and `HarnessConfig` fields as context or `configurable`;
+the server's checkpointer keeps each thread's episode. benchmarks/langgraph_dev_check.py
+checks all of it against a real `langgraph dev`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift import open_store
 from sift.graphs import build_graph
+from sift.paths import default_store_location
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -37,15 +38,13 @@ __all__ = ["ServedGraphSettings", "build_served_graph", "make_graph"]
 
 
 class ServedGraphSettings(BaseSettings):
-    """The served graph's store and policy (env `SIFT_GRAPH_<FIELD>`)."""
+    """The served graph's policy (env `SIFT_GRAPH_<FIELD>`); its store is sift's default
+    (`SIFT_STORE`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="SIFT_GRAPH_", env_ignore_empty=True, extra="ignore", frozen=True
     )
 
-    store: str | None = Field(
-        None, description="Store path or weaviate:// URL; None: sift's default store."
-    )
     policy: Literal["heuristic", "ollama"] = Field(
         "heuristic",
         description="heuristic (the no-model planner) or ollama (SIFT_OLLAMA_* settings).",
@@ -60,22 +59,26 @@ def _policy(settings: ServedGraphSettings) -> Policy | None:
     return policy_from_settings()
 
 
-def build_served_graph(settings: ServedGraphSettings | None = None) -> ServedGraph:
-    """The served graph, built now (blocking: it opens the store)."""
+def build_served_graph(
+    settings: ServedGraphSettings | None = None, store: str | None = None
+) -> ServedGraph:
+    """The served graph over `store` (default: sift's default store), built now (blocking:
+    it opens the store)."""
     chosen = settings if settings is not None else ServedGraphSettings()
-    corpus = open_store(chosen.store, create=False)
+    corpus = open_store(store, create=False)
     return build_graph(corpus, _policy(chosen))
 
 
-_served: dict[ServedGraphSettings, ServedGraph] = {}
+_served: dict[tuple[ServedGraphSettings, str], ServedGraph] = {}
 _lock = threading.Lock()
 
 
 def _served_graph(settings: ServedGraphSettings) -> ServedGraph:
+    key = (settings, default_store_location())
     with _lock:
-        if settings not in _served:
-            _served[settings] = build_served_graph(settings)
-        return _served[settings]
+        if key not in _served:
+            _served[key] = build_served_graph(settings, key[1])
+        return _served[key]
 
 
 async def make_graph() -> ServedGraph:

@@ -115,7 +115,7 @@ def observe(
             trace.pruned = list(obs.pruned)
             continue
         note: str | None = outcome.get("note")
-        chunks = [Chunk.model_validate(c) for c in outcome.get("chunks", [])]
+        chunks = outcome.get("chunks", [])
         if call.name == "search_corpus":
             skip = taken | episode.searched
             pairs = _blocks_within(

@@ -29,28 +29,38 @@ PolicyRoute = Literal[
 ]
 
 
-def _task(episode: Episode, planned: PlannedCall) -> ToolTask:
-    """The `Send` payload of one accepted call: what its tool node needs, as builtins."""
+def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
+    """One `Send` per accepted call, its payload (`ToolTask`) what its tool node needs, as
+    builtins. The turn's searches share one list of the ids to exclude."""
     config = episode.config
-    task = ToolTask(
-        index=planned.index,
-        tool=planned.call.name,
-        argument=planned.argument,
-        fetch=planned.fetch,
-        deadline=episode.deadline,
-    )
     filters = None if episode.filters is None else episode.filters.model_dump(mode="json")
-    if planned.call.name == "search_corpus":
-        task["mode"] = config.search_mode
-        task["alpha"] = config.search_alpha
-        task["exclude"] = list(episode.searched)
-        task["filters"] = filters
-    elif planned.call.name == "grep_corpus":
-        task["filters"] = filters
-    elif planned.call.name == "prune_chunks":
-        task["prune_ids"] = planned.prune_ids
-        task["surfaced"] = dict(episode.doc_of)
-    return task
+    exclude: list[str] | None = None
+    sends: list[Send] = []
+    for item in planned:
+        if item.error is not None:
+            continue
+        name = item.call.name
+        task = ToolTask(
+            index=item.index,
+            tool=name,
+            argument=item.argument,
+            fetch=item.fetch,
+            deadline=episode.deadline,
+        )
+        if name == "search_corpus":
+            if exclude is None:
+                exclude = list(episode.searched)
+            task["mode"] = config.search_mode
+            task["alpha"] = config.search_alpha
+            task["exclude"] = exclude
+            task["filters"] = filters
+        elif name == "grep_corpus":
+            task["filters"] = filters
+        elif name == "prune_chunks":
+            task["prune_ids"] = item.prune_ids
+            task["surfaced"] = dict(episode.doc_of)
+        sends.append(Send(name, task))
+    return sends
 
 
 async def _decide(episode: Episode, services: Services, emit: Any) -> list[PlannedCall]:
@@ -137,5 +147,4 @@ async def policy(
         return Command(update=update, goto="finalize")
     if not planned:
         return Command(update=update, goto="policy")  # the reply failed: another turn
-    sends = [Send(p.call.name, _task(episode, p)) for p in planned if p.error is None]
-    return Command(update=update, goto=sends or "budget")
+    return Command(update=update, goto=_sends(episode, planned) or "budget")

@@ -1,30 +1,34 @@
 """The graph's state schemas: input, output, the state between them, and the payload of
 a tool call's `Send`.
 
-Every value a checkpointer saves is plain data (builtins), so a saved episode loads back
-with no type registration and no warning: the episode goes through `EpisodeChannel`
-(saved as `Episode.to_data()`), a tool call's payload and outcome are dicts. The output
-keys hold sift's pydantic result types (`Evidence`, `Usage`, ...), the public shape.
+Every value a checkpoint holds is plain data (builtins), so a saved episode loads back
+with no type registration and no warning. Between nodes the values stay live, and are
+turned into plain data only when LangGraph checkpoints their channel: the episode goes
+through `EpisodeChannel` (saved as `Episode.to_data()`), the tool outcomes, whose chunks
+are `Chunk`s, through `OutcomesChannel` (chunks saved as `Chunk.model_dump()`). A tool
+call's payload is a dict of builtins. The output keys hold sift's pydantic result types
+(`Evidence`, `Usage`, ...), the public shape.
 TypedDicts come from typing_extensions so that pydantic can build JSON schemas of them on
 every supported Python.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, NotRequired, Required, Self
 
-from langgraph.channels import LastValue
+from langgraph.channels import BinaryOperatorAggregate, LastValue
 from typing_extensions import TypedDict
 
 from sift.nodes._episode import Episode
-from sift.types import Evidence, SearchResult, StopReason, TurnTrace, Usage
+from sift.types import Chunk, Evidence, SearchResult, StopReason, TurnTrace, Usage
 
 __all__ = [
     "EpisodeChannel",
     "EpisodeInput",
     "EpisodeOutput",
     "EpisodeState",
+    "OutcomesChannel",
     "ToolOutcome",
     "ToolTask",
     "merge_outcomes",
@@ -73,16 +77,32 @@ class ToolTask(TypedDict):
 
 
 class ToolOutcome(TypedDict, total=False):
-    """What a tool returned, before it is rendered (chunks as `Chunk.model_dump()`)."""
+    """What a tool returned, before it is rendered."""
 
     index: Required[int]
-    chunks: list[dict[str, Any]]
+    chunks: list[Chunk]
     note: str | None
     error: str | None
     doc_id: str | None
     # prune_chunks: the surfaced chunk ids the call names, and the ids it does not know.
     pruned: list[str]
     unknown: list[str]
+
+
+def _plain(outcome: ToolOutcome) -> dict[str, Any]:
+    if "chunks" not in outcome:
+        return dict(outcome)
+    return {**outcome, "chunks": [c.model_dump() for c in outcome["chunks"]]}
+
+
+def _live(outcome: ToolOutcome | dict[str, Any]) -> ToolOutcome:
+    """An outcome with `Chunk`s, from a tool node or from plain data (a checkpoint, or a
+    pending write a checkpointer stored as JSON)."""
+    chunks = outcome.get("chunks")
+    if not chunks or all(isinstance(c, Chunk) for c in chunks):
+        return outcome  # type: ignore[return-value]
+    live = [c if isinstance(c, Chunk) else Chunk.model_validate(c) for c in chunks]
+    return {**outcome, "chunks": live}  # type: ignore[typeddict-item]
 
 
 def merge_outcomes(
@@ -92,8 +112,32 @@ def merge_outcomes(
     if update is None:
         return {}
     merged = dict(current or {})
-    merged.update(update)
+    for index, outcome in update.items():
+        merged[index] = _live(outcome)
     return dict(sorted(merged.items()))
+
+
+class OutcomesChannel(BinaryOperatorAggregate[dict[int, ToolOutcome]]):
+    """The turn's tool outcomes: live `Chunk`s between the tool nodes and `budget`,
+    plain data in a checkpoint (dumped only when LangGraph saves one)."""
+
+    def __init__(
+        self,
+        typ: Any = dict[int, ToolOutcome],
+        operator: Callable[[Any, Any], Any] = merge_outcomes,
+    ) -> None:
+        super().__init__(typ, operator)
+
+    def checkpoint(self) -> Any:
+        value = super().checkpoint()
+        if not isinstance(value, dict):
+            return value
+        return {index: _plain(outcome) for index, outcome in value.items()}
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        if isinstance(checkpoint, dict):
+            checkpoint = {index: _live(outcome) for index, outcome in checkpoint.items()}
+        return super().from_checkpoint(checkpoint)
 
 
 class EpisodeChannel(LastValue[Episode]):
@@ -122,4 +166,4 @@ class EpisodeChannel(LastValue[Episode]):
 
 class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     episode: Annotated[Episode, EpisodeChannel()]
-    outcomes: Annotated[dict[int, ToolOutcome], merge_outcomes]
+    outcomes: Annotated[dict[int, ToolOutcome], OutcomesChannel()]

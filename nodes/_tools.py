@@ -34,10 +34,6 @@ def _outcome(task: ToolTask, **fields: Any) -> Outcomes:
     return {"outcomes": {task["index"]: outcome}}
 
 
-def _chunks(chunks: list[Chunk]) -> list[dict[str, Any]]:
-    return [c.model_dump() for c in chunks]
-
-
 def _failure(tool: str, exc: BaseException) -> str:
     if isinstance(exc, SiftError):
         return f"Error: {exc}"
@@ -85,7 +81,7 @@ async def search_corpus(
         return corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude, alpha=alpha)
 
     return await _run(
-        task, services, work, lambda hits: _outcome(task, chunks=_chunks([h.chunk for h in hits]))
+        task, services, work, lambda hits: _outcome(task, chunks=[h.chunk for h in hits])
     )
 
 
@@ -102,9 +98,7 @@ async def grep_corpus(
         task,
         services,
         work,
-        lambda found: _outcome(
-            task, chunks=_chunks([h.chunk for h in found.hits]), note=found.note
-        ),
+        lambda found: _outcome(task, chunks=[h.chunk for h in found.hits], note=found.note),
     )
 
 
@@ -127,7 +121,7 @@ async def read_document(
     corpus = services.corpus
 
     def done(found: tuple[str, list[Chunk]]) -> Outcomes:
-        return _outcome(task, chunks=_chunks(found[1]), doc_id=found[0])
+        return _outcome(task, chunks=found[1], doc_id=found[0])
 
     return await _run(task, services, lambda: _read(corpus, task["argument"]), done)
 

@@ -1,4 +1,4 @@
-"""Fixtures every test folder may use."""
+"""Fixtures every test folder may use, and the rule that nothing is skipped silently."""
 
 from __future__ import annotations
 
@@ -28,3 +28,23 @@ def leaked_transports() -> Iterator[Callable[[], list[str]]]:
             ]
 
         yield leaked
+
+
+# What pytest says when a skip was given no reason of its own.
+_NO_REASON = ("unconditional skip", "condition:", "could not import")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    """A skip must say why and what to set or install to run the test: one without a
+    reason of its own fails instead."""
+    report: pytest.TestReport = yield
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ").strip()
+        if reason in ("", "Skipped") or reason.lower().startswith(_NO_REASON):
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid} was skipped without saying why or what to set or install "
+                f"to run it ({reason!r}): give the skip a reason"
+            )
+    return report

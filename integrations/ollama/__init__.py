@@ -1,7 +1,7 @@
 """Ollama as the policy of a sift episode: gpt-oss, Chroma's Context-1, Qwen3, ...
 
     from sift.integrations.ollama import OllamaPolicy
-    policy = OllamaPolicy("gpt-oss:20b")          # host from OLLAMA_HOST
+    policy = OllamaPolicy("gpt-oss:20b")          # host from SIFT_OLLAMA_HOST or OLLAMA_HOST
     result = await sift.graphs.asearch(question, corpus, policy=policy)
 
 Settings come from keywords or the environment (SIFT_OLLAMA_*, OLLAMA_HOST); see
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from sift.integrations.ollama._client import describe_host
 from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings
-from sift.integrations.ollama._settings import OllamaSettings, ThinkLevel
+from sift.integrations.ollama._settings import OllamaHost, OllamaSettings, ThinkLevel
 from sift.llm import tool_schemas
 
 __all__ = [
+    "OllamaHost",
     "OllamaPolicy",
     "OllamaSettings",
     "ThinkLevel",

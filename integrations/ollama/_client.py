@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ import ollama
 from ollama import ResponseError
 
 from sift.errors import ModelNotFoundError, ModelServerError
+from sift.integrations.ollama._settings import OllamaHost
 
 __all__ = [
     "ChatReply",
@@ -42,13 +42,17 @@ _DEFAULT_HOST = "http://127.0.0.1:11434"
 
 
 def describe_host(host: str | None) -> str:
-    """The address the client will actually use, for error messages."""
+    """The address a client given `host` uses: `host`, else the configured one
+    (`OllamaHost`: SIFT_OLLAMA_HOST, else OLLAMA_HOST), else Ollama's default; written as
+    the ollama client normalises it, for clients and error messages alike."""
     from ollama._client import _parse_host
 
-    return _parse_host(host or os.getenv("OLLAMA_HOST")) or _DEFAULT_HOST
+    return _parse_host(host or OllamaHost().host) or _DEFAULT_HOST
 
 
-def make_client(host: str | None, *, timeout: float, connect_timeout: float) -> ollama.AsyncClient:
+def make_client(host: str, *, timeout: float, connect_timeout: float) -> ollama.AsyncClient:
+    """An async client of `host` (from `describe_host`: the ollama package is never left
+    to read OLLAMA_HOST itself)."""
     return ollama.AsyncClient(
         host=host,
         timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),

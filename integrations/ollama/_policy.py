@@ -210,7 +210,7 @@ class OllamaPolicy:
             for key in [k for k, (other, _, _) in loops.items() if other.is_closed()]:
                 del loops[key]
             client = make_client(
-                self.settings.host,
+                self.host,
                 timeout=self.settings.timeout,
                 connect_timeout=self.settings.connect_timeout,
             )

@@ -1,7 +1,9 @@
 """Configuration of the Ollama policy, readable from the environment.
 
 Every field reads `SIFT_OLLAMA_<FIELD>`; the host also reads Ollama's own `OLLAMA_HOST`
-so that a machine already set up for the `ollama` CLI needs nothing more.
+so that a machine already set up for the `ollama` CLI needs nothing more. `OllamaHost`
+is the one reader of both host variables: the policy's settings extend it, and the
+Ollama embedder reads its host through it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["OllamaSettings", "ThinkLevel"]
+__all__ = ["OllamaHost", "OllamaSettings", "ThinkLevel"]
 
 ThinkLevel = Literal["low", "medium", "high"]
 
@@ -27,21 +29,26 @@ def takes_think_level(model: str, family: str | None = None) -> bool:
     )
 
 
-class OllamaSettings(BaseSettings):
-    """How sift talks to Ollama. Defaults suit gpt-oss:20b and the Context-1 build."""
+class OllamaHost(BaseSettings):
+    """Where Ollama listens: `SIFT_OLLAMA_HOST`, else `OLLAMA_HOST` (never a bare `HOST`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="SIFT_OLLAMA_", extra="ignore", populate_by_name=True
     )
 
-    model: str = Field(
-        "gpt-oss:20b",
-        description="Ollama model name, e.g. gpt-oss:20b or maternion/context-1:20b-q4_K_M.",
-    )
     host: str | None = Field(
         None,
         validation_alias=AliasChoices("SIFT_OLLAMA_HOST", "OLLAMA_HOST"),
         description="Ollama address; default http://127.0.0.1:11434.",
+    )
+
+
+class OllamaSettings(OllamaHost):
+    """How sift talks to Ollama. Defaults suit gpt-oss:20b and the Context-1 build."""
+
+    model: str = Field(
+        "gpt-oss:20b",
+        description="Ollama model name, e.g. gpt-oss:20b or maternion/context-1:20b-q4_K_M.",
     )
     think: ThinkLevel | bool | None = Field(
         None,

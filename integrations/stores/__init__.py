@@ -12,13 +12,20 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from sift import open_store
-from sift.paths import default_store_path
+from sift.paths import default_store_location, default_store_path
 
 if TYPE_CHECKING:
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.integrations.stores.weaviate import WeaviateCorpus
 
-__all__ = ["default_store_path", "is_store", "open_embedded", "open_store", "open_weaviate"]
+__all__ = [
+    "default_store_location",
+    "default_store_path",
+    "is_store",
+    "open_embedded",
+    "open_store",
+    "open_weaviate",
+]
 
 
 def is_store(location: str | Path) -> bool:

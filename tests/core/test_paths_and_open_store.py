@@ -11,6 +11,7 @@ import sift
 from sift import open_store, paths
 from sift.errors import CorpusError
 from sift.integrations.stores import open_store as integrations_open_store
+from sift.integrations.stores.weaviate.testing import FakeWeaviate
 from sift.types import Document
 
 
@@ -38,6 +39,33 @@ def test_sift_store_wins_and_empty_variables_count_as_unset(
     monkeypatch.setenv("SIFT_HOME", "")
     assert paths.sift_home() == Path("~/.sift").expanduser()
     assert paths.default_store_path() == Path("~/.sift/store").expanduser()
+
+
+def test_a_url_in_sift_store_is_kept_as_given(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = "weaviate://db.internal:8080?grpc=50051&collection=Docs"
+    monkeypatch.setenv("SIFT_STORE", url)
+    assert paths.default_store_location() == url
+    with pytest.raises(ValueError, match="SIFT_STORE names a weaviate:// store"):
+        paths.default_store_path()
+    folder = home / "ストア store"
+    monkeypatch.setenv("SIFT_STORE", folder.as_uri())
+    assert paths.default_store_path() == folder
+    monkeypatch.setenv("SIFT_STORE", "~/elsewhere/store")
+    assert paths.default_store_location() == str(Path("~/elsewhere/store").expanduser())
+
+
+def test_open_store_opens_the_url_sift_store_names(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeWeaviate() as fake:
+        monkeypatch.setenv("SIFT_STORE", fake.url(collection="Default"))
+        corpus = open_store(embedder="hash")
+        try:
+            corpus.upsert([Document(id="d1", title="Szeged", text="Szeged lies on the Tisza.")])
+        finally:
+            corpus.close()
+        assert len(fake.objects("Default")) == 1
+    assert not home.exists()  # nothing was created as a folder
 
 
 def test_readers_follow_sift_paths(home: Path) -> None:

@@ -120,6 +120,11 @@ def empty_corpus(tmp_path: Path) -> SqliteCorpus:
 
 Run = Callable[..., Any]
 
+# The deadline of the tests that wait for one to pass: what must happen before it (the
+# first turn, a quick store call) is a few milliseconds, and still well inside it on a
+# loaded machine. Waiting it out is the price of those tests.
+WAITED_DEADLINE_S = 2.0
+
 
 @pytest.fixture
 def run() -> Run:

@@ -10,7 +10,7 @@ from sift.errors import InvalidQueryError
 from sift.graphs import HarnessConfig, ScriptedPolicy, asearch, merge_rollouts, search, single_shot
 from sift.types import Evidence, FoundBy, SearchResult, Usage
 
-from .conftest import call
+from .conftest import WAITED_DEADLINE_S, call
 
 
 def evidence(chunk_id: str, turn: int = 1) -> Evidence:
@@ -110,7 +110,7 @@ async def test_the_deadline_covers_all_rollouts_not_each(corpus):
         corpus,
         policy=policy,
         rollouts=3,
-        config=HarnessConfig(rollout_concurrency=1, deadline_s=0.3),
+        config=HarnessConfig(rollout_concurrency=1, deadline_s=WAITED_DEADLINE_S),
     )
     assert result.stopped_because == "deadline"
     assert policy.calls == 1  # the queued rollouts start after the deadline: skipped

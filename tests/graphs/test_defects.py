@@ -10,7 +10,7 @@ from typing import Any
 from sift.graphs import HarnessConfig, ScriptedPolicy
 from sift.types import ToolCall
 
-from .conftest import call
+from .conftest import WAITED_DEADLINE_S, call
 
 
 async def test_a_recorded_view_keeps_showing_what_the_episode_knew_then(corpus, run):
@@ -67,7 +67,7 @@ async def test_a_stuck_store_call_does_not_hold_the_event_loops_executor(corpus,
     stuck = StuckCorpus(corpus)
     try:
         turns = [[call("search_corpus", query="Etna")]]
-        result, _, _ = await run(stuck, turns, deadline_s=0.2)
+        result, _, _ = await run(stuck, turns, deadline_s=WAITED_DEADLINE_S)
         assert result.trace[0].calls[0].error == (
             "Error: search_corpus did not finish before the deadline."
         )

@@ -12,7 +12,7 @@ import pytest
 from sift.graphs import HarnessConfig, ScriptedPolicy, build_graph
 from sift.types import Decision, FinalDocument
 
-from .conftest import call
+from .conftest import WAITED_DEADLINE_S, call
 
 
 def added(result, turn: int) -> list[list[str]]:
@@ -51,7 +51,7 @@ class BarrierCorpus:
 
     def __init__(self, inner: Any, parties: int) -> None:
         self.inner = inner
-        self.barrier = threading.Barrier(parties, timeout=10)
+        self.barrier = threading.Barrier(parties, timeout=60)  # bounds a broken run only
 
     def search(self, *args: Any, **kwargs: Any):
         self.barrier.wait()
@@ -156,7 +156,7 @@ async def test_deadline_concludes_with_the_evidence_so_far(corpus):
             return await super().decide(view)
 
     policy = Stalling([[call("search_corpus", query="Rainier")]])
-    graph = build_graph(corpus, policy, config=HarnessConfig(deadline_s=0.3))
+    graph = build_graph(corpus, policy, config=HarnessConfig(deadline_s=WAITED_DEADLINE_S))
     out = await graph.ainvoke({"question": "Where is Mount Rainier?"})
     assert out["stopped_because"] == "deadline"
     assert out["evidence"] and out["usage"].turns == 2
@@ -179,7 +179,7 @@ async def test_deadline_does_not_wait_for_a_tool_call_in_flight(corpus, run):
     slow = BlockingCorpus(corpus)
     try:
         turns = [[call("search_corpus", query="Etna"), call("grep_corpus", pattern="Fuji")]]
-        result, _, _ = await run(slow, turns, deadline_s=0.3)
+        result, _, _ = await run(slow, turns, deadline_s=WAITED_DEADLINE_S)
     finally:
         slow.release.set()
     assert result.stopped_because == "deadline"

@@ -172,6 +172,35 @@ def test_an_episode_resumed_from_sqlite_in_a_new_graph_ends_alike(corpus, tmp_pa
     assert outcome(resumed) == outcome(whole)
 
 
+def builtins_only(value: Any, where: str = "checkpoint") -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            builtins_only(key, where)
+            builtins_only(item, f"{where}[{key!r}]")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            builtins_only(item, f"{where}[{i}]")
+    else:
+        assert value is None or type(value) in (str, int, float, bool), (where, type(value))
+
+
+def test_a_checkpoint_holds_the_episode_and_the_tool_outcomes_as_plain_data(corpus):
+    saver = InMemorySaver()
+    graph = build_graph(corpus, scripted(), checkpointer=saver)
+    thread = {"configurable": {"thread_id": "t4"}}
+    graph.invoke({"question": QUESTION}, thread, interrupt_after=["search_corpus"])
+    saved = saver.get_tuple(thread)
+    assert saved is not None
+    values = saved.checkpoint["channel_values"]
+    outcomes = values["outcomes"]
+    assert outcomes and all(o.get("chunks") for o in outcomes.values())
+    builtins_only(outcomes, "outcomes")
+    builtins_only(values["episode"], "episode")
+    # Resumed, the outcomes are Chunks again and the episode ends as usual.
+    resumed = graph.invoke(None, thread)
+    assert resumed["stopped_because"] == "final" and resumed["evidence"]
+
+
 def test_the_deadline_is_a_wall_clock_time_in_the_saved_episode(corpus):
     graph = build_graph(
         corpus, scripted(), config=HarnessConfig(deadline_s=600), checkpointer=InMemorySaver()

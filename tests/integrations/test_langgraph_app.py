@@ -51,7 +51,7 @@ def test_langgraph_json_names_the_factory() -> None:
 async def test_the_factory_serves_the_store_it_is_told(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SIFT_GRAPH_STORE", str(store))
+    monkeypatch.setenv("SIFT_STORE", str(store))
     graph = await make_graph()
     assert await make_graph() is graph  # the store is opened once per process
     assert "question" in graph.get_input_jsonschema()["properties"]
@@ -64,7 +64,7 @@ async def test_the_factory_serves_the_store_it_is_told(
 def test_a_missing_store_is_refused_by_name(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     with pytest.raises(NotAStoreError, match=f"no sift store at {missing}"):
-        build_served_graph(ServedGraphSettings(store=str(missing)))
+        build_served_graph(ServedGraphSettings(), store=str(missing))
     assert not missing.exists()
 
 

@@ -38,9 +38,14 @@ SAMPLES = {
 
 @pytest.fixture(scope="module")
 def reference():
-    tokenizers = pytest.importorskip("tokenizers")
+    tokenizers = pytest.importorskip(
+        "tokenizers", reason="needs tokenizers, a sift dependency: pip install -e ."
+    )
     if not TOKENIZER.exists():
-        pytest.skip("the shipped static-minilm tokenizer is absent")
+        pytest.skip(
+            f"the static-minilm tokenizer sift ships is absent ({TOKENIZER}): reinstall "
+            "sift from a full checkout (pip install -e .)"
+        )
     return tokenizers.Tokenizer.from_file(str(TOKENIZER))
 
 

@@ -61,7 +61,8 @@ class LexicalIndex:
 
     def _reset(self) -> None:
         """An empty index; callers then add every chunk and commit."""
-        self._close_writer()
+        with contextlib.suppress(Exception):  # the index is deleted next: nothing to undo
+            self._close_writer()
         # Drop tantivy's handles on the old files first: its directory watcher may still
         # write there, which made a single rmtree leave the folder behind (seen on an
         # idle machine, where that thread wins the race).
@@ -162,10 +163,14 @@ class LexicalIndex:
         return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, cids, strict=True)]
 
     def _close_writer(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                self._writer.rollback()
-            self._writer = None
+        """Rolls back and drops the writer (and its lock); a failed rollback is raised
+        once the writer is dropped."""
+        writer, self._writer = self._writer, None
+        try:
+            if writer is not None:
+                writer.rollback()
+        finally:
+            del writer  # a traceback of the failure must not keep the lock alive
 
     def close(self) -> None:
         # Uncommitted additions are dropped on purpose: SQLite's change log replays them.

@@ -36,7 +36,12 @@ from sift.integrations.stores._checks import (
     check_ids,
     check_search,
 )
-from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
+from sift.integrations.stores._closing import (
+    close_on_exit,
+    release_all,
+    release_quietly,
+    released_on_failure,
+)
 from sift.integrations.stores._documents import (
     PreparedDocument,
     coerce_document,
@@ -114,6 +119,7 @@ class SqliteCorpus:
         batch_docs: documents per ingest transaction.
     """
 
+    @released_on_failure
     def __init__(
         self,
         path: str | Path,
@@ -266,6 +272,18 @@ class SqliteCorpus:
         self._local = threading.local()
         if failed:
             raise failed[0]
+
+    def _release_after_failed_open(self) -> None:
+        """What `__init__` opened before it failed: the BM25 index (its writer lock) and
+        the SQLite connections."""
+        steps: list[tuple[str, Callable[[], object]]] = []
+        lexical: LexicalIndex | None = getattr(self, "_lexical", None)
+        if lexical is not None:
+            steps.append(("closing the BM25 index", lexical.close))
+        if hasattr(self, "_conns"):
+            steps.append(("closing SQLite", self._close_connections))
+        release_quietly(f"store {getattr(self, '_path', '')}", steps)
+        self._closed = True
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:

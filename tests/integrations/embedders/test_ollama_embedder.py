@@ -19,7 +19,7 @@ def server():
 
 
 def test_batches_requests_and_returns_normalised_vectors_in_order(server):
-    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, batch_size=2, timeout=1.0)
+    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, batch_size=2, timeout=60.0)
     texts = ["alpha beta", "gamma", "delta epsilon", "alpha beta", "zeta"]
     vectors = embedder.embed(texts)
     assert vectors.shape == (5, 48) and vectors.dtype == np.float32
@@ -34,7 +34,7 @@ def test_batches_requests_and_returns_normalised_vectors_in_order(server):
 
 def test_registered_by_name_and_meets_the_protocol(server, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", server.host)
-    embedder = get_embedder("ollama:nomic-embed-text", timeout=1.0)
+    embedder = get_embedder("ollama:nomic-embed-text", timeout=60.0)
     assert isinstance(embedder, Embedder)
     assert embedder.name == "ollama:nomic-embed-text"
     assert embedder.dim == 48  # learned with one probe request
@@ -42,22 +42,31 @@ def test_registered_by_name_and_meets_the_protocol(server, monkeypatch):
     assert len([r for r in server.requests if r.path == "/api/embed"]) == 1
 
 
+def test_the_host_is_read_as_the_policy_reads_it(server, monkeypatch):
+    # SIFT_OLLAMA_HOST wins over Ollama's own OLLAMA_HOST, for the embedder as for the policy.
+    monkeypatch.setenv("OLLAMA_HOST", refused_host())
+    monkeypatch.setenv("SIFT_OLLAMA_HOST", server.host)
+    embedder = get_embedder("ollama:nomic-embed-text", timeout=60.0, retries=0)
+    assert embedder.host == server.host
+    assert embedder.embed(["富士山 Fuji"]).shape == (1, 48)
+
+
 def test_missing_model_names_ollama_pull(server):
-    embedder = OllamaEmbedder("mxbai-embed-large", host=server.host, timeout=1.0)
+    embedder = OllamaEmbedder("mxbai-embed-large", host=server.host, timeout=60.0)
     with pytest.raises(ModelNotFoundError, match="`ollama pull mxbai-embed-large`"):
         embedder.embed(["x"])
 
 
 def test_unreachable_server_names_the_host():
     host = refused_host()
-    embedder = OllamaEmbedder("nomic-embed-text", host=host, timeout=1.0, retries=1, backoff=0.01)
+    embedder = OllamaEmbedder("nomic-embed-text", host=host, timeout=60.0, retries=1, backoff=0.01)
     with pytest.raises(ModelServerError, match=f"cannot reach Ollama at {host}"):
         embedder.embed(["x"])
 
 
 def test_server_errors_are_retried_then_reported(server):
     server.embed_faults.extend([Fault(status=503, error="loading"), Fault(status=500, error="oom")])
-    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, timeout=1.0, backoff=0.01)
+    embedder = OllamaEmbedder("nomic-embed-text", host=server.host, timeout=60.0, backoff=0.01)
     assert embedder.embed(["x"]).shape == (1, 48)  # third try succeeds
     server.embed_faults.extend([Fault(status=500, error="oom")] * 3)
     with pytest.raises(ModelServerError, match="oom"):
@@ -65,7 +74,7 @@ def test_server_errors_are_retried_then_reported(server):
 
 
 def test_slow_server_times_out_with_a_hint(server):
-    server.embed_faults.append(Fault(delay=1.0))
+    server.embed_faults.append(Fault(delay=30.0))  # far past the timeout, even loaded
     embedder = OllamaEmbedder("nomic-embed-text", host=server.host, timeout=0.2)
     with pytest.raises(ModelServerError, match=r"within 0\.2 s"):
         embedder.embed(["x"])

@@ -44,7 +44,8 @@ def test_hash_embedder_by_name(name: str, dim: int) -> None:
 
 @pytest.mark.skipif(
     importlib.util.find_spec("sentence_transformers") is not None,
-    reason="sentence-transformers is installed, so the extra is present",
+    reason="checks the error without the minilm extra, which is installed here "
+    "(pip uninstall sentence-transformers to run it)",
 )
 def test_minilm_without_its_extra_names_the_extra() -> None:
     with pytest.raises(ImportError, match=r"sift-harness\[minilm\]"):

@@ -112,7 +112,10 @@ def test_empty_questions_file(tmp_path: Path, write_dataset) -> None:
         load_dataset(folder)
 
 
-@pytest.mark.skipif(not (SHARED / "musique").is_dir(), reason="shared benchmarks absent")
+@pytest.mark.skipif(
+    not (SHARED / "musique").is_dir(),
+    reason=f"the shared benchmarks are absent: put them at {SHARED}",
+)
 def test_shared_musique_loads_with_its_near_duplicates() -> None:
     ds = load_dataset(SHARED / "musique")
     assert len(ds.questions) == 274

@@ -262,7 +262,14 @@ def test_readiness_waits_for_warm_up_and_requests_wait_within_their_deadline(
     store_root, start_server, gate, ollama
 ):
     # Warming the Ollama policy waits for the gated model: start-up is slow at will.
-    app = _app(store_root, warm_policies=["heuristic", "ollama"], retrieval_deadline_s=0.3)
+    # A short deadline, which the early request waits out; a long grace, so that the
+    # later request is answered (by the single-shot fallback, if the episode overruns).
+    app = _app(
+        store_root,
+        warm_policies=["heuristic", "ollama"],
+        retrieval_deadline_s=0.3,
+        deadline_grace_s=30,
+    )
     url = start_server(app, ready=False)
     with _client(url) as client:
         live = client.get("/healthz")

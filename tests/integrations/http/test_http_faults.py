@@ -33,7 +33,7 @@ def _small_disk_reason(tmp_path: Path) -> str | None:
     """Why a size-limited folder cannot be made here, or None when it can: a tmpfs mounted
     in a private mount namespace (`unshare -rm`, unprivileged through a user namespace)."""
     if shutil.which("unshare") is None:
-        return "no `unshare` (util-linux) to mount a size-limited tmpfs"
+        return "no `unshare` to mount a size-limited tmpfs: apt-get install util-linux"
     mnt = tmp_path / "probe"
     mnt.mkdir()
     probe = subprocess.run(
@@ -45,7 +45,8 @@ def _small_disk_reason(tmp_path: Path) -> str | None:
     if probe.returncode != 0:
         return (
             "cannot mount a size-limited tmpfs in a private mount namespace here "
-            f"(unshare -rm: {probe.stderr.strip() or probe.returncode})"
+            f"(unshare -rm: {probe.stderr.strip() or probe.returncode}): allow "
+            "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
         )
     return None
 

@@ -238,7 +238,9 @@ def test_dify_request_sequence(served):
     without metadata_condition, with one, and with null (older Dify versions)."""
     endpoint = served.url  # what the user types as "API Endpoint"
     auth = {"Authorization": f"Bearer {served.key_all}"}
-    with httpx.Client(timeout=5) as dify:  # Dify's client gives up after 5 s
+    # Dify's own client gives up after 5 s; here the limit only bounds a broken run (the
+    # service's latency is measured in benchmarks/http_load.py, not asserted).
+    with httpx.Client(timeout=60) as dify:
         probe = dify.post(f"{endpoint}/retrieval", headers=auth)
         assert probe.status_code == 200 and probe.json() == {"records": []}
         typed = dify.post(

@@ -94,7 +94,10 @@ def test_unsupported_and_unreadable_files_are_named(tmp_path: Path) -> None:
     os.chmod(locked, 0)
     try:
         if os.access(locked, os.R_OK):
-            pytest.skip("running as a user that can read mode-000 files")
+            pytest.skip(
+                "this user (root?) reads mode-000 files: run the suite as an ordinary "
+                "user to check that unreadable inputs are named"
+            )
         with pytest.raises(InputError, match="not readable"):
             read_inputs([locked])
     finally:
@@ -191,7 +194,7 @@ def test_shared_benchmark_corpus_ingests_as_is() -> None:
     corpus = Path(__file__).resolve().parents[3] / ".." / "shared" / "benchmarks" / "musique"
     path = corpus / "corpus.jsonl"
     if not path.exists():
-        pytest.skip("shared benchmarks not present")
+        pytest.skip("the shared benchmarks are absent: put them at ../shared/benchmarks")
     problems: list[InputProblem] = []
     first = next(iter(read_inputs([path], problems)))
     assert first.id.startswith("musique-") and first.title and first.text

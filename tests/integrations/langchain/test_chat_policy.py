@@ -27,8 +27,8 @@ def chat_model(server: FakeOllama, **fields) -> ChatOllama:
     return ChatOllama(
         model="qwen3:8b",
         base_url=server.host,
-        async_client_kwargs={"timeout": 1.0},
-        client_kwargs={"timeout": 1.0},
+        async_client_kwargs={"timeout": 60.0},
+        client_kwargs={"timeout": 60.0},
         **fields,
     )
 

@@ -22,7 +22,9 @@ from sift.llm import task_prompt
 
 QUESTION = "Which volcano buried Pompeii, and in which country is it?"
 
-FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
+# Quick retries; timeouts that only bound a broken run (the fake answers at once), never
+# reached on a loaded machine.
+FAST = {"timeout": 60.0, "connect_timeout": 60.0, "backoff": 0.01}
 _BLOCK = re.compile(r"# DOCUMENT ID: (\S+)")
 
 

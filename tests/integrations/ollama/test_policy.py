@@ -23,7 +23,9 @@ from sift.integrations.ollama.testing import (
 from sift.llm import UNPARSED_KEY, task_prompt, tool_schemas
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
-FAST = {"timeout": 1.0, "connect_timeout": 1.0, "backoff": 0.01}
+# Quick retries; timeouts that only bound a broken run (the fake answers at once), never
+# reached on a loaded machine.
+FAST = {"timeout": 60.0, "connect_timeout": 60.0, "backoff": 0.01}
 
 
 def view(messages=None, *, turn=1, budget=32768, seen=None) -> PolicyView:
@@ -408,7 +410,7 @@ async def test_mid_stream_error_line_is_retried(server):
 
 
 async def test_reply_slower_than_the_timeout_fails_fast_with_the_setting_named(server):
-    server.script(Fault(delay=1.0, then=reply("late")))
+    server.script(Fault(delay=30.0, then=reply("late")))  # far past the timeout, even loaded
     p = policy(server, timeout=0.2)
     with pytest.raises(ModelServerError, match=r"sent nothing for 0\.2 s.*SIFT_OLLAMA_TIMEOUT"):
         await p.decide(view())

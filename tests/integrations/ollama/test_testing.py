@@ -12,7 +12,7 @@ from sift.integrations.ollama.testing import Fault, reply, tool_call
 
 
 def test_version_show_and_embed_through_the_official_client(server):
-    client = ollama.Client(host=server.host, timeout=1.0)
+    client = ollama.Client(host=server.host, timeout=60.0)
     assert httpx.get(f"{server.host}/api/version").json() == {"version": server.version}
     info = client.show("gpt-oss:20b")
     assert info.details.family == "gptoss" and "tools" in info.capabilities

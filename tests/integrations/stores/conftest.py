@@ -104,7 +104,10 @@ def corpus_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[C
     backend = request.param
     needed = REQUIRES_ENV.get(backend)
     if needed and not os.environ.get(needed):
-        pytest.skip(f"{backend} backend needs {needed}")
+        pytest.skip(
+            f"the {backend} backend needs a real Weaviate: set {needed} "
+            "(e.g. weaviate://localhost:8080?grpc=50051, see docs/weaviate.md)"
+        )
     make, cleanup = BACKENDS[backend](tmp_path)
     try:
         yield make

@@ -3,14 +3,18 @@ embedder and schema, and derived indexes that catch up with SQLite after a crash
 
 from __future__ import annotations
 
+import errno
+import gc
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,7 @@ import pytest
 from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
 from sift.integrations.stores import open_store
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.integrations.stores.sqlite.testing import reset_lexical_index
+from sift.integrations.stores.sqlite.testing import failing_lexical_catch_up, reset_lexical_index
 from sift.types import Document
 
 
@@ -367,6 +371,40 @@ def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -
     (path / "vectors.json").unlink()
     with SqliteCorpus(path, vector_index="ann") as store:
         assert store.stats().extra["vector_chunks"] == 64
+
+
+def test_a_store_that_fails_to_open_releases_what_it_opened(tmp_path: Path) -> None:
+    path = tmp_path / "ストア"
+    with SqliteCorpus(path, embedder="hash") as store:
+        store.upsert(docs(3))
+    full = OSError(errno.ENOSPC, "No space left on device")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with failing_lexical_catch_up(full), pytest.raises(OSError, match="No space") as info:
+            SqliteCorpus(path)
+        # The traceback (kept by `info`) holds the half-opened store; its BM25 writer lock
+        # and SQLite connections were released all the same: another store writes at once.
+        with SqliteCorpus(path) as again:
+            assert again.upsert(docs(1, prefix="after")).added == 1
+            assert again.stats().documents == 4
+        del info
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    shutil.rmtree(path)
+    assert not path.exists()
+
+
+def test_a_bm25_writer_that_cannot_roll_back_is_reported_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash")
+    store.upsert(docs(3))  # the store keeps its BM25 writer open after writing
+    (path / "lexical" / "meta.json").unlink()  # the index folder was damaged meanwhile
+    with pytest.raises(CorpusError, match=r"closing the BM25 index failed .*meta\.json"):
+        store.close()
+    # The writer was dropped all the same, and the index is rebuilt from SQLite.
+    with SqliteCorpus(path) as again:
+        assert again.upsert(docs(1, prefix="after")).added == 1
+        assert again.search("Uniqued2word", k=1, mode="bm25")[0].chunk.doc_id == "d2"
 
 
 def test_close_releases_everything_and_then_reports_what_failed(tmp_path: Path) -> None:

@@ -248,7 +248,7 @@ def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question
     _wait(browser, lambda d: d.find_element(By.ID, "status").get_attribute("data-state") == "error")
     assert "the API key is not valid" in browser.find_element(By.ID, "status").text
     # The browser logs the refused request (expected here); reading the log empties it.
-    _wait(browser, lambda d: any("403" in m for m in console(d)), timeout=10)
+    _wait(browser, lambda d: any("403" in m for m in console(d)))
 
     key.clear()
     key.send_keys(KEY)

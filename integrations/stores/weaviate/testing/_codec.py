@@ -7,7 +7,7 @@ import uuid as uuid_module
 from typing import Any
 
 import numpy as np
-from google.protobuf import json_format  # type: ignore[import-untyped, unused-ignore]
+from google.protobuf import json_format
 from weaviate.proto.v1 import base_pb2, properties_pb2, search_get_pb2
 
 from sift.integrations.stores.weaviate.testing._state import FakeCollection, StoredObject
@@ -111,7 +111,7 @@ def encode_value(v: Any) -> properties_pb2.Value:
                 )
             )
         return properties_pb2.Value(list_value=lv)
-    return properties_pb2.Value(null_value=0)
+    return properties_pb2.Value(null_value="NULL_VALUE")
 
 
 def encode_result(

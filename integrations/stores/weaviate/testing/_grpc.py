@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid as uuid_module
 from typing import TYPE_CHECKING, Any
 
-import grpc  # type: ignore[import-untyped, unused-ignore]
+import grpc
 from weaviate.proto.v1 import (
     aggregate_pb2,
     batch_delete_pb2,

@@ -9,7 +9,7 @@ from concurrent import futures
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-import grpc  # type: ignore[import-untyped, unused-ignore]
+import grpc
 from weaviate.proto.v1 import weaviate_pb2_grpc
 
 from sift.integrations.stores.weaviate._settings import WeaviateSettings
@@ -85,7 +85,8 @@ class FakeWeaviate:
             "host": "127.0.0.1",
             "http_port": self.http_port,
             "grpc_port": self.grpc_port,
-            "init_timeout": 2.0,
+            # Bounds a broken run only: the fake answers at once, loaded machine or not.
+            "init_timeout": 30.0,
         }
         values.update(overrides)
         return WeaviateSettings(**values)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc  # type: ignore[import-untyped, unused-ignore]
+import grpc
 import numpy as np
 
 __all__ = ["FakeCollection", "Fault", "GrpcCall", "RestCall", "StoredObject", "validate"]
@@ -24,7 +24,8 @@ class RestCall:
 class GrpcCall:
     method: str
     request: Any
-    metadata: dict[str, str]
+    # gRPC metadata: text, or bytes for binary (`-bin`) keys.
+    metadata: dict[str, str | bytes]
 
 
 @dataclass

@@ -13,7 +13,11 @@ from sift.types import Document
 
 pytestmark = [
     pytest.mark.weaviate,
-    pytest.mark.skipif(not os.environ.get("WEAVIATE_URL"), reason="needs WEAVIATE_URL"),
+    pytest.mark.skipif(
+        not os.environ.get("WEAVIATE_URL"),
+        reason="needs a real Weaviate: set WEAVIATE_URL (e.g. "
+        "weaviate://localhost:8080?grpc=50051, see docs/weaviate.md)",
+    ),
 ]
 
 
