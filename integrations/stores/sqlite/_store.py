@@ -1,11 +1,12 @@
 """The embedded corpus store: one SQLite file as the source of truth, with a tantivy BM25
-index, an in-memory exact vector index and an FTS5 trigram grep pre-filter derived from it.
+index, a dense vector index (exact in memory, or HNSW) and grep's trigram signatures
+derived from it.
 
 Write path (under one lock): chunk and embed a batch of documents outside any
-transaction, then one SQLite transaction writes documents, chunks, vectors, grep
-trigrams and change-log entries; only after COMMIT are the derived indexes updated. A
-crash at any point leaves SQLite whole (each document entirely in or out) and the derived
-indexes behind at worst, and opening the store replays what they miss.
+transaction, then one SQLite transaction writes documents, chunks, vectors and
+change-log entries; only after COMMIT are the derived indexes updated. A crash at any
+point leaves SQLite whole (each document entirely in or out) and the derived indexes
+behind at worst, and opening the store replays what they miss.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from sift.integrations.stores.fusion import (
 )
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS, literal_fragments
 from sift.integrations.stores.sqlite._ann import AnnVectors
-from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
+from sift.integrations.stores.sqlite._grep import grep_rowids
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
@@ -62,8 +63,10 @@ from sift.integrations.stores.sqlite._schema import (
     connect,
     create_schema,
     inspect,
+    migrate,
     transaction,
 )
+from sift.integrations.stores.sqlite._trigrams import TrigramIndex, trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.protocols import Embedder
 from sift.tokens import estimate_tokens
@@ -82,6 +85,7 @@ __all__ = ["SqliteCorpus"]
 
 _VECTOR_INDEXES = ("auto", "exact", "ann")
 _ANN_FILE = "vectors.usearch"
+_TRIGRAM_FILE = "trigrams.bin"
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000
@@ -157,6 +161,7 @@ class SqliteCorpus:
                 raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
             self._create(embedder, size)
         conn = self._conn()
+        migrate(conn)
         meta = self._meta()
         self._embedder = self._resolve_embedder(embedder, meta)
         self._alpha = default_alpha(self._embedder.name) if alpha is None else float(alpha)
@@ -183,6 +188,8 @@ class SqliteCorpus:
                 self._vectors.load(conn)
             self._lexical = LexicalIndex(self._path / "lexical")
             self._catch_up_lexical()
+            self._trigrams = TrigramIndex(self._path / _TRIGRAM_FILE, self._may_write)
+            self._trigrams.load(conn)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -330,6 +337,15 @@ class SqliteCorpus:
                 "UPDATE meta SET value = ? WHERE key = 'log_floor' AND CAST(value AS INTEGER) < ?",
                 (str(held), held),
             )
+
+    def _may_write(self) -> bool:
+        """Whether this process may write the derived indexes' files: it takes the
+        store's write lock (tantivy's), unless another process holds it."""
+        try:
+            self._lexical.lock()
+        except CorpusError:
+            return False
+        return True
 
     def _maybe_switch_to_ann(self) -> None:
         if (
@@ -482,7 +498,7 @@ class SqliteCorpus:
         doc_rows: list[tuple[Any, ...]] = []
         chunk_rows: list[tuple[Any, ...]] = []
         vector_rows: list[tuple[int, bytes]] = []
-        grep_rows: list[tuple[int, str]] = []
+        texts: list[str] = []
         lexical_rows: list[tuple[int, str, str]] = []
         # One normalisation for the whole batch; rows follow the documents' chunk order.
         vectors = _normalise(np.vstack([item.vectors for item in prepared]))
@@ -518,7 +534,7 @@ class SqliteCorpus:
                         (cid, next_doc, chunk.index, chunk.text, chunk.start, chunk.end, tokens[i])
                     )
                     vector_rows.append((cid, matrix[i].tobytes()))
-                    grep_rows.append((cid, chunk.text))
+                    texts.append(chunk.text)
                     lexical_rows.append((cid, doc.title, chunk.text))
                 next_doc += 1
                 next_chunk += len(item.chunks)
@@ -533,7 +549,6 @@ class SqliteCorpus:
                 chunk_rows,
             )
             conn.executemany("INSERT INTO vectors (id, v) VALUES (?, ?)", vector_rows)
-            conn.executemany("INSERT INTO grep (rowid, text) VALUES (?, ?)", grep_rows)
             new_ids = range(first_chunk, next_chunk)
             conn.executemany(
                 "INSERT INTO changes (op, chunk) VALUES (?, ?)",
@@ -550,7 +565,9 @@ class SqliteCorpus:
         self._lexical.add(lexical_rows)
         self._vectors.remove(removed)
         if len(new_ids):
-            self._vectors.add(np.arange(first_chunk, next_chunk, dtype=np.int64), vectors)
+            rowids = np.arange(first_chunk, next_chunk, dtype=np.int64)
+            self._vectors.add(rowids, vectors)
+            self._trigrams.add(rowids, texts)
         return len(new_ids)
 
     @staticmethod
@@ -564,11 +581,6 @@ class SqliteCorpus:
     def _delete_rows(conn: sqlite3.Connection, doc_rowid: int) -> list[int]:
         """Deletes a document's rows inside the caller's transaction; its chunk rowids."""
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc = ?", (doc_rowid,))]
-        conn.execute(
-            "INSERT INTO grep (grep, rowid, text) SELECT 'delete', id, text FROM chunks "
-            "WHERE doc = ?",
-            (doc_rowid,),
-        )
         conn.execute(
             "DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE doc = ?)", (doc_rowid,)
         )
@@ -691,8 +703,9 @@ class SqliteCorpus:
             fresh = [r for r in rowids if r not in blocked]
             return checker.allowed(fresh) if checker.spec is not None else set(fresh)
 
-        match = fts_query(literal_fragments(pattern))
-        ranked, more = grep_rowids(self._conn(), regex, match, k, accept)
+        bits = trigram_bits(literal_fragments(pattern))
+        blocks = self._trigrams.candidates(bits) if len(bits) else None
+        ranked, more = grep_rowids(self._conn(), regex, blocks, k, accept)
         note = (
             f"showing the first {k} matching chunks in corpus order; more may match, "
             "narrow the pattern or exclude these ids to see others"
@@ -792,6 +805,7 @@ class SqliteCorpus:
                     ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
                 )
             steps += [
+                ("saving the grep index", self._trigrams.close),
                 ("closing the BM25 index", self._lexical.close),
                 ("closing SQLite", self._close_connections),
             ]
