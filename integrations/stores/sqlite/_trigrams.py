@@ -13,19 +13,22 @@ bitmap over the block's chunks per bit, so a query reads only the slices of its 
 few numpy passes over its text, and the index only ever grows: chunk rowids are never
 reused, a deleted chunk's bits are left set (the regex reads SQLite, where it is gone).
 
-Blocks are written to `trigrams.bin` at their place (each when the next one starts, the
-last one when the store closes), fsynced, and only then does the sidecar
-(`trigrams.json`) move its watermark: every chunk rowid below it is in the file. Opening
-reads the file up to the watermark and indexes the chunks from there on from SQLite;
-re-adding a chunk only sets bits that may be set already. So a crash costs at most the
-rebuild of what was added since the last block or close, never a missed chunk. Only the
-process holding the store's write lock writes the file (a reader that opens the store
-while another process ingests keeps what it indexed in memory), and nothing past the
-watermark is ever read, so what a dying writer left there is harmless.
+Full blocks are written to `trigrams.bin` at their place when the next one starts; the
+open block, when the store closes, to `trigrams.open`, cut to the columns it uses (a
+store of ten chunks writes 8 KB, not a 4 MB block). Each is fsynced before the sidecar
+(`trigrams.json`) moves its watermark: every chunk rowid below it is in the files.
+Opening reads the files up to the watermark and indexes the chunks from there on from
+SQLite; re-adding a chunk only sets bits that may be set already. So a crash costs at
+most the rebuild of what was added since the last block or close, never a missed chunk,
+and saving at close is best effort (on a full disk the next open rebuilds instead). Only
+the process holding the store's write lock writes the files (a reader that opens the
+store while another process ingests keeps what it indexed in memory), and nothing past
+the watermark is ever read, so what a dying writer left there is harmless.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -37,6 +40,8 @@ import numpy as np
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["BITS", "BLOCK", "TrigramIndex", "trigram_bits"]
+
+_log = logging.getLogger(__name__)
 
 _FORMAT = 1  # bump when the hash, BITS or BLOCK change: forces a rebuild
 BITS = 4096
@@ -92,6 +97,7 @@ class TrigramIndex:
     def __init__(self, path: Path, writable: Callable[[], bool]) -> None:
         self._path = path
         self._sidecar = path.with_suffix(".json")
+        self._open_path = path.with_suffix(".open")
         self._writable = writable
         self._lock = threading.Lock()
         self._sealed: np.ndarray = _no_blocks()  # blocks on disk, below the watermark
@@ -109,14 +115,22 @@ class TrigramIndex:
         mark = read_seq(self._sidecar, _FORMAT) or 0
         full, partial = divmod(mark, BLOCK)
         size = self._path.stat().st_size if self._path.exists() else 0
-        if (full + (partial > 0)) * _BLOCK_BYTES > size:
+        if full * _BLOCK_BYTES > size:
             mark, full, partial = 0, 0, 0  # the file lost what the sidecar counts
         memory = {full: _empty()}
         if partial:
-            with open(self._path, "rb") as handle:
-                handle.seek(full * _BLOCK_BYTES)
-                data = handle.read(_BLOCK_BYTES)
-            memory[full] = np.frombuffer(data, np.uint8).reshape(BITS, _ROW_BYTES).copy()
+            width = -(-partial // 8)
+            try:
+                data = self._open_path.read_bytes()
+            except OSError:
+                data = b""
+            # A later save may have written more columns than the watermark counts:
+            # the bits of chunks past it are harmless (they are indexed again).
+            if len(data) % BITS == 0 and len(data) // BITS >= width:
+                saved = np.frombuffer(data, np.uint8).reshape(BITS, -1)
+                memory[full][:, :width] = saved[:, :width]
+            else:
+                mark = full * BLOCK  # the open block is rebuilt from SQLite instead
         with self._lock:
             self._sealed, self._memory, self._open_block = self._map(full), memory, full
         self.indexed = self._mark = mark
@@ -131,9 +145,13 @@ class TrigramIndex:
         return np.memmap(self._path, dtype=np.uint8, mode="r", shape=(blocks, BITS, _ROW_BYTES))
 
     def close(self) -> None:
-        """Writes what this process indexed, so that the next open need not redo it."""
-        if self._dirty and self.indexed > self._mark and self._writable():
-            self._flush(with_open=True)
+        """Writes what this process indexed, so that the next open need not redo it; a
+        failure to (a full disk) only means the next open indexes it again."""
+        try:
+            if self._dirty and self.indexed > self._mark and self._writable():
+                self._flush(with_open=True)
+        except OSError as exc:
+            _log.warning("grep's trigram index was not saved (%s); the next open rebuilds it", exc)
         with self._lock:
             self._sealed, self._memory = _no_blocks(), {}
 
@@ -163,18 +181,28 @@ class TrigramIndex:
             self._flush(with_open=False)
 
     def _flush(self, *, with_open: bool) -> None:
-        """Writes the blocks held in memory (all but the open one, unless `with_open`),
-        then moves the watermark past them."""
+        """Writes the full blocks held in memory (and the open one's columns, with
+        `with_open`), then moves the watermark past them."""
         last = self._open_block
-        blocks = sorted(b for b in self._memory if with_open or b < last)
-        self._path.touch()
-        with open(self._path, "r+b") as handle:
-            for block in blocks:
-                handle.seek(block * _BLOCK_BYTES)
-                handle.write(self._memory[block].tobytes())
-            handle.flush()
-            os.fsync(handle.fileno())
-        mark = self.indexed if with_open else last * BLOCK
+        blocks = sorted(b for b in self._memory if b < last)
+        if blocks:
+            self._path.touch()
+            with open(self._path, "r+b") as handle:
+                for block in blocks:
+                    handle.seek(block * _BLOCK_BYTES)
+                    handle.write(self._memory[block].tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+        mark = last * BLOCK
+        if with_open and self.indexed > mark:
+            width = -(-(self.indexed - mark) // 8)
+            tmp = self._open_path.with_suffix(".open.tmp")
+            with open(tmp, "wb") as handle:
+                handle.write(np.ascontiguousarray(self._memory[last][:, :width]).tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self._open_path)
+            mark = self.indexed
         write_seq(self._sidecar, _FORMAT, mark)
         self._mark = mark
         sealed = self._map(last)

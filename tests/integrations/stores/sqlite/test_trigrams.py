@@ -175,8 +175,8 @@ def test_a_version_1_store_is_migrated_and_greps(tmp_path: Path) -> None:
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    for name in ("trigrams.bin", "trigrams.json"):
-        (path / name).unlink()
+    for name in ("trigrams.bin", "trigrams.open", "trigrams.json"):
+        (path / name).unlink(missing_ok=True)
     with SqliteCorpus(path) as store:
         assert store.stats().schema_version == 2
         assert [h.chunk.doc_id for h in store.grep("Needle1[01]x").hits] == ["g10", "g11"]
@@ -184,3 +184,27 @@ def test_a_version_1_store_is_migrated_and_greps(tmp_path: Path) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "grep" not in tables
+
+
+def test_a_small_store_saves_only_the_columns_it_uses(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash") as store:
+        store.upsert(_store_docs(10))
+    assert not (path / "trigrams.bin").exists()
+    assert (path / "trigrams.open").stat().st_size <= 4096 * 2  # 11 columns: 2 bytes a bit
+    # A cut-short file is not trusted: the open block is indexed again from SQLite.
+    (path / "trigrams.open").write_bytes(b"\x00" * 100)
+    with SqliteCorpus(path) as store:
+        assert [h.chunk.doc_id for h in store.grep("Needle7x").hits] == ["g7"]
+
+
+def test_saving_at_close_is_best_effort(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "s"
+    store = SqliteCorpus(path, embedder="hash")
+    store.upsert(_store_docs(10))
+    (path / "trigrams.open.tmp").mkdir()  # the save cannot write its temporary file
+    store.close()  # no error: the index is derived, and rebuilt on open
+    assert "trigram index was not saved" in caplog.text
+    (path / "trigrams.open.tmp").rmdir()
+    with SqliteCorpus(path) as again:
+        assert [h.chunk.doc_id for h in again.grep("Needle[89]x").hits] == ["g8", "g9"]
