@@ -21,9 +21,12 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 __all__ = ["DEFAULT_MODEL_DIR", "StaticEmbedder"]
 
@@ -99,9 +102,7 @@ class StaticEmbedder:
         spec = json.loads(files["tokenizer.json"].read_text(encoding="utf-8"))
         if _splits_at_white_space(spec):
             self._pieces = {}
-            # Joined pieces must not be truncated: the caller truncates each text.
-            self._piece_tokenizer = Tokenizer.from_str(tokenizer.to_str())
-            self._piece_tokenizer.no_truncation()
+        self._piece_tokenizer: Tokenizer | None = None  # made on first use
 
     @property
     def name(self) -> str:
@@ -204,6 +205,15 @@ class StaticEmbedder:
             size += len(word) + 1
         if group:
             groups.append(group)
+        if self._piece_tokenizer is None:
+            from tokenizers import Tokenizer
+
+            # A copy that never truncates: each text is truncated once its pieces are
+            # put together. (Made here: a CLI call that embeds one query and then exits
+            # would pay for it at start-up.)
+            copy = Tokenizer.from_str(self._tokenizer.to_str())
+            copy.no_truncation()
+            self._piece_tokenizer = copy
         encodings = self._piece_tokenizer.encode_batch(
             [" ".join(g) for g in groups], add_special_tokens=False
         )
@@ -221,6 +231,11 @@ class StaticEmbedder:
         if pieces is not None and len(pieces) < _MAX_PIECES:
             pieces.update((w, v) for w, v in fresh.items() if len(w) <= _MAX_PIECE_CHARS)
         return fresh
+
+    def __reduce__(self) -> tuple[type[StaticEmbedder], tuple[Path]]:
+        # Pickled as its folder (a child process of an ingest loads its own copy): the
+        # table, the tokenizer and the remembered pieces are not worth sending.
+        return (StaticEmbedder, (self._folder,))
 
     def __repr__(self) -> str:
         return f"StaticEmbedder({self._folder}, model_id={self.model_id!r}, dim={self.dim})"
