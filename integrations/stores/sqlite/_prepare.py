@@ -22,11 +22,11 @@ import os
 import pickle
 import subprocess
 import sys
-import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from sift.integrations.stores._child import COMMAND, READY
 from sift.integrations.stores._documents import Chunked, Item, chunk_and_embed
 
 if TYPE_CHECKING:
@@ -34,45 +34,21 @@ if TYPE_CHECKING:
 
 __all__ = ["Preparer"]
 
-_CHILD = "from sift.integrations.stores.sqlite._prepare import serve; serve()"
-_READY = "ready"
-
 
 class ChildFailedError(Exception):
     """The child process could not prepare a batch (it died, or its code failed)."""
 
 
-def serve() -> None:
-    """The child's loop: an embedder, then (items, chunk_tokens) requests until the pipe
-    closes. Every answer is ("ok", chunked) or ("failed", traceback)."""
-    requests = Connection(int(sys.argv[1]), writable=False)
-    answers = Connection(int(sys.argv[2]), readable=False)
-    try:
-        embedder = pickle.loads(requests.recv_bytes())
-    except Exception:
-        answers.send(("failed", traceback.format_exc()))
-        return
-    answers.send(("ok", _READY))
-    while True:
-        try:
-            items, chunk_tokens = requests.recv()
-        except EOFError:
-            return
-        try:
-            answers.send(("ok", chunk_and_embed(items, embedder, chunk_tokens=chunk_tokens)))
-        except Exception:
-            answers.send(("failed", traceback.format_exc()))
-
-
 class _Child:
-    """A child interpreter running `serve`, driven one request at a time."""
+    """A child interpreter running `serve`, driven one request at a time from the
+    courier thread; only `kill` may come from another thread."""
 
     def __init__(self, payload: bytes) -> None:
         down_read, down_write = os.pipe()
         up_read, up_write = os.pipe()
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _CHILD, str(down_read), str(up_write)],
+                [sys.executable, "-c", COMMAND, str(down_read), str(up_write)],
                 pass_fds=(down_read, up_write),
                 stdin=subprocess.DEVNULL,
             )
@@ -84,8 +60,23 @@ class _Child:
         os.close(up_write)
         self._requests = Connection(down_write, readable=False)
         self._answers = Connection(up_read, writable=False)
-        self._requests.send_bytes(payload)
-        self._receive()  # the embedder loaded: ready
+        try:
+            # A few hundred bytes: the pipe's buffer takes them without waiting.
+            self._requests.send_bytes(payload)
+        except OSError:
+            self.kill()
+            self.close()
+            raise
+
+    def wait_ready(self) -> _Child | None:
+        """This child once it has loaded the embedder, or None if it could not."""
+        try:
+            if self._receive() == READY:
+                return self
+        except ChildFailedError:
+            pass
+        self.close()
+        return None
 
     def _receive(self) -> Any:
         try:
@@ -103,6 +94,9 @@ class _Child:
             raise ChildFailedError(f"the child process exited ({exc!r})") from None
         chunked: Chunked = self._receive()
         return chunked
+
+    def kill(self) -> None:
+        self._process.kill()
 
     def close(self) -> None:
         self._requests.close()  # the child's recv sees EOF and it returns
@@ -139,28 +133,30 @@ class Preparer:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="sift-prepare")
         # Talks to the child, one batch at a time (waiting on the pipe frees the GIL).
         self._courier = ThreadPoolExecutor(1, thread_name_prefix="sift-prepare-child")
-        self._child: Future[_Child | None] | None = None
+        self._starting: _Child | None = None
+        self._child: Future[_Child | None] | None = None  # done once the child is up
         self._submitted = 0
 
     def submit(self, items: list[Item]) -> Future[Chunked]:
         self._submitted += len(items)
         if self._child is None and self._spawn_after and self._submitted >= self._spawn_after:
-            self._child = self._courier.submit(self._start_child)
+            self._spawn()
         if self._child is not None and self._child.done():
             child = self._child.result()
             if child is not None:
                 return self._courier.submit(child.prepare, items, self._chunk_tokens)
         return self._in_thread(items)
 
-    def _start_child(self) -> _Child | None:
+    def _spawn(self) -> None:
         try:
             payload = pickle.dumps(self._embedder)
+            self._starting = _Child(payload)
         except Exception:
-            return None  # not picklable (a connection, a lock): the thread does it all
-        try:
-            return _Child(payload)
-        except (OSError, ChildFailedError):
-            return None
+            # Not picklable (it holds a connection, a lock), or no process to be had:
+            # the thread does it all.
+            self._child = _no_child()
+            return
+        self._child = self._courier.submit(self._starting.wait_ready)
 
     def _in_thread(self, items: list[Item]) -> Future[Chunked]:
         return self._thread.submit(
@@ -183,13 +179,23 @@ class Preparer:
             child = self._child.result()
             if child is not None:
                 self._courier.submit(child.close)
-        done: Future[_Child | None] = Future()
-        done.set_result(None)
-        self._child = done
+        self._child = _no_child()
 
     def close(self) -> None:
-        if self._child is not None:
-            # A child still starting is closed once up (its start is queued first).
-            self._courier.submit(_close_when_up, self._child)
+        if self._child is not None and not self._child.done() and self._starting is not None:
+            # Still starting when the ingest ended: not worth waiting for.
+            self._starting.kill()
+        self._stop_child_when_up()
         self._thread.shutdown(wait=True, cancel_futures=True)
         self._courier.shutdown(wait=True, cancel_futures=False)
+
+    def _stop_child_when_up(self) -> None:
+        if self._child is not None:
+            self._courier.submit(_close_when_up, self._child)
+            self._child = _no_child()
+
+
+def _no_child() -> Future[_Child | None]:
+    done: Future[_Child | None] = Future()
+    done.set_result(None)
+    return done

@@ -138,7 +138,7 @@ class SqliteCorpus:
         lexical_commit_chunks: int = 100_000,
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
-        spawn_after: int = 4096,
+        spawn_after: int = 1024,
     ) -> None:
         if vector_index not in _VECTOR_INDEXES:
             raise ValueError(

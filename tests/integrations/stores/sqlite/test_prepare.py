@@ -77,6 +77,16 @@ def test_a_dead_child_hands_its_batches_back_to_the_thread() -> None:
         preparer.close()
 
 
+def test_a_child_still_starting_when_the_ingest_ends_is_stopped() -> None:
+    preparer = Preparer(get_embedder("hash"), 24, spawn_after=1)
+    batch = _items(3)
+    preparer.result(preparer.submit(batch), batch)  # prepared in the thread
+    starting = preparer._starting
+    assert starting is not None
+    preparer.close()
+    assert starting._process.poll() is not None  # ended, and reaped
+
+
 class _Unpicklable:
     """An embedder holding a lock (as an HTTP client does): it cannot go to a child."""
 
@@ -161,7 +171,7 @@ def _children(pid: int) -> list[int]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat[1]) == pid and b"_prepare import serve" in cmdline:
+            if int(stat[1]) == pid and b"_child import serve" in cmdline:
                 found.append(int(entry))
     return found
 
