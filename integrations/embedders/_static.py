@@ -48,15 +48,25 @@ _MAX_PIECES = 500_000
 _MAX_PIECE_CHARS = 48
 # A text whose pieces average more characters than this is tokenised whole.
 _WHOLE_PIECE_CHARS = 24
+# Batches smaller than this (a query) learn no pieces: tokenising a few texts whole is
+# cheaper than setting up the piece tokenizer.
+_LEARN_FROM = 16
 # New pieces are tokenised joined by spaces, in strings of about this many characters.
 _JOIN_CHARS = 4096
 
 
 class StaticEmbedder:
     """Mean of static token vectors, L2-normalised; `embed` of a text with no known token
-    (the empty string, say) is the zero vector, which scores 0 against every query."""
+    (the empty string, say) is the zero vector, which scores 0 against every query.
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    Args:
+        path: the model folder; None is the shipped model.
+        remember_pieces: tokenise each distinct white-space piece once and remember its
+            tokens (up to 500,000 pieces, about 75 MB); False tokenises every text whole,
+            slower, with the same vectors.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, remember_pieces: bool = True) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -100,7 +110,7 @@ class StaticEmbedder:
         # output splits at white space, and every text is tokenised whole.
         self._pieces: dict[str, bytes] | None = None
         spec = json.loads(files["tokenizer.json"].read_text(encoding="utf-8"))
-        if _splits_at_white_space(spec):
+        if remember_pieces and _splits_at_white_space(spec):
             self._pieces = {}
         self._piece_tokenizer: Tokenizer | None = None  # made on first use
 
@@ -169,6 +179,9 @@ class StaticEmbedder:
             try:
                 out[row] = np.frombuffer(b"".join(map(lookup, split)), dtype=np.int32)
             except KeyError:
+                if len(batch) < _LEARN_FROM:
+                    whole.append(row)  # a query or two: tokenised whole, nothing learnt
+                    continue
                 missing.update(p for p in split if p not in pieces)
                 retry.append(row)
         if missing:
@@ -232,13 +245,17 @@ class StaticEmbedder:
             pieces.update((w, v) for w, v in fresh.items() if len(w) <= _MAX_PIECE_CHARS)
         return fresh
 
-    def __reduce__(self) -> tuple[type[StaticEmbedder], tuple[Path]]:
+    def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its folder (a child process of an ingest loads its own copy): the
         # table, the tokenizer and the remembered pieces are not worth sending.
-        return (StaticEmbedder, (self._folder,))
+        return (_load, (self._folder, self._pieces is not None))
 
     def __repr__(self) -> str:
         return f"StaticEmbedder({self._folder}, model_id={self.model_id!r}, dim={self.dim})"
+
+
+def _load(folder: Path, remember_pieces: bool) -> StaticEmbedder:
+    return StaticEmbedder(folder, remember_pieces=remember_pieces)
 
 
 def _splits_at_white_space(spec: dict[str, Any]) -> bool:

@@ -194,3 +194,21 @@ def test_only_a_bert_style_tokenizer_is_taken_piece_wise(tmp_path: Path) -> None
         want.append(pooled / np.linalg.norm(pooled))
     np.testing.assert_allclose(other.embed(texts), np.array(want), rtol=0, atol=1e-6)
     assert StaticEmbedder()._pieces is not None
+    # Asked not to remember pieces: whole texts, the same vectors.
+    plain = StaticEmbedder(remember_pieces=False)
+    assert plain._pieces is None
+    texts = [_text(r) for r in _recorded()]
+    np.testing.assert_array_equal(plain.embed(texts), StaticEmbedder().embed(texts))
+
+
+def test_pickles_as_its_folder_and_options() -> None:
+    import pickle
+
+    for remember in (True, False):
+        embedder = StaticEmbedder(remember_pieces=remember)
+        embedder.embed(["warm the remembered pieces up"] * 20)
+        payload = pickle.dumps(embedder)
+        assert len(payload) < 1000  # the folder, not the table or the pieces
+        copy = pickle.loads(payload)
+        assert (copy._pieces is not None) == remember
+        assert copy.embed([PARIS]).tobytes() == embedder.embed([PARIS]).tobytes()
