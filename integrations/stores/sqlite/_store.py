@@ -407,6 +407,8 @@ class SqliteCorpus:
                 self._pipeline(documents, report, on_progress, preparer)
             finally:
                 preparer.close()
+                # Every vector of this call is searchable when it returns.
+                self._vectors.wait()
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
 
@@ -651,6 +653,7 @@ class SqliteCorpus:
             self._seq = seq
             self._lexical.delete(removed)
             self._vectors.remove(removed)
+            self._vectors.wait()
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
         return count
@@ -842,6 +845,7 @@ class SqliteCorpus:
                     ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
                 )
             steps += [
+                ("closing the vector index", self._vectors.close),
                 ("saving the grep index", self._trigrams.close),
                 ("closing the BM25 index", self._lexical.close),
                 ("closing SQLite", self._close_connections),
