@@ -33,18 +33,19 @@ __all__ = [
 ]
 
 
+# json.dumps with these options, built once: dumps builds an encoder per call, which
+# cost as much as the hash itself on an ingest's critical path.
+_HASH_JSON = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+)
+
+
 def content_hash(doc: Document) -> str:
     """A stable digest of everything stored for a document (id, title, text, metadata).
 
     Two documents with the same hash store identically, so an upsert may skip them.
     """
-    payload = json.dumps(
-        [doc.id, doc.title, doc.text, doc.metadata],
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-        default=str,
-    )
+    payload = _HASH_JSON.encode([doc.id, doc.title, doc.text, doc.metadata])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 

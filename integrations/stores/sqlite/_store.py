@@ -94,6 +94,8 @@ _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
 # Batches chunked and embedded ahead of the one being written.
 _IN_FLIGHT = 2
+# json.dumps(metadata, ensure_ascii=False), with the encoder built once.
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000
@@ -563,7 +565,7 @@ class SqliteCorpus:
                         doc.id,
                         doc.title,
                         item.hash,
-                        json.dumps(doc.metadata, ensure_ascii=False),
+                        _METADATA_JSON.encode(doc.metadata) if doc.metadata else "{}",
                         len(item.spans),
                     )
                 )
