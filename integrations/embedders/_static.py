@@ -182,12 +182,16 @@ class StaticEmbedder:
                 if len(batch) < _LEARN_FROM:
                     whole.append(row)  # a query or two: tokenised whole, nothing learnt
                     continue
-                missing.update(p for p in split if p not in pieces)
+                missing.update(split)
                 retry.append(row)
-        if missing:
-            fresh = self._learn(sorted(missing))
+        if retry:
+            fresh = self._learn([p for p in missing if p not in pieces])
             for row in retry:
-                joined = b"".join([fresh[p] if p in fresh else pieces[p] for p in splits[row]])
+                split = splits[row]
+                try:  # the new pieces were remembered, unless the memory is full
+                    joined = b"".join(map(lookup, split))
+                except KeyError:
+                    joined = b"".join([pieces[p] if p in pieces else fresh[p] for p in split])
                 out[row] = np.frombuffer(joined, dtype=np.int32)
         if whole:
             for row, ids in zip(whole, self._whole([batch[r] for r in whole]), strict=True):
