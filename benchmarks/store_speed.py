@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -151,6 +152,77 @@ def _progress() -> Progress:
     )
 
 
+class _ThreadClock:
+    """CPU seconds per thread of this process, read from /proc while it runs (a thread's
+    figures vanish when it ends), by thread name: where an ingest spends its time."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="bench-clock", daemon=True)
+
+    def _read(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        # Python threads are all "python" to the kernel: their own names are better.
+        names = {str(t.native_id): t.name for t in threading.enumerate()}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                name = names.get(tid) or Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+                stat = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            self._seen[f"{name}:{tid}"] = (int(stat[11]) + int(stat[12])) / tick
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.05):
+            self._read()
+
+    def __enter__(self) -> _ThreadClock:
+        if Path("/proc/self/task").is_dir():
+            self._read()
+            self._start = dict(self._seen)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+            self._read()
+
+    def by_name(self) -> dict[str, float]:
+        """CPU seconds spent since entering, summed by thread name (numbers dropped)."""
+        out: dict[str, float] = {}
+        for key, seconds in self._seen.items():
+            spent = seconds - getattr(self, "_start", {}).get(key, 0.0)
+            name = re.sub(r"[_-]?\d+$", "", key.rsplit(":", 1)[0])
+            if spent > 0:
+                out[name] = out.get(name, 0.0) + spent
+        return out
+
+
+def _embed_rate(embedder: Any, texts: list[str]) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(texts), 512):
+        embedder.embed(texts[i : i + 512])
+    return len(texts) / (time.perf_counter() - start)
+
+
+def _grep_patterns(qs: list[str]) -> list[str]:
+    """Patterns an agent would grep for: a question's longest word as written, the same
+    word case-insensitively with a word class after it, and a two-word phrase."""
+    out = []
+    for q in qs:
+        words = re.findall(r"[A-Za-z][A-Za-z'-]{3,}", q)
+        if not words:
+            continue
+        longest = max(words, key=len)
+        out += [re.escape(longest), rf"(?i){re.escape(longest[:5])}\w*"]
+        if len(words) >= 2:
+            out.append(re.escape(" ".join(words[-2:])))
+    return out
+
+
 def run_sift(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
     from sift.integrations.embedders import get_embedder
     from sift.integrations.stores.sqlite import SqliteCorpus
@@ -158,29 +230,38 @@ def run_sift(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
 
     total = corpus_size(corpus)
     qs = questions(corpus, n_queries)
-    # The embedder alone on the first 5,000 passages: the ceiling for ingest throughput.
+    load_start = os.getloadavg()[0]
+    # The embedder alone over the texts the store embeds (passages fit one chunk), each
+    # rate from a fresh embedder as the ingest has: the ceiling for ingest throughput.
+    # "whole" tokenises every text whole (the embedder before issue 15).
     sample = []
     for p in passages(corpus):
         sample.append(f"{p.get('title', '')}\n{p['text']}")
-        if len(sample) >= 5_000:
+        if len(sample) >= 200_000:
             break
-    embedder = get_embedder("static")
-    start = time.perf_counter()
-    for i in range(0, len(sample), 512):
-        embedder.embed(sample[i : i + 512])
-    embed_rate = len(sample) / (time.perf_counter() - start)
+    embed_rate = _embed_rate(get_embedder("static"), sample)
+    whole_rate = _embed_rate(get_embedder("static", remember_pieces=False), sample[:20_000])
     del sample
     with _progress() as progress:
         task = progress.add_task(f"sift index {corpus}", total=total)
-        store = SqliteCorpus(workdir / "store", embedder=embedder)
+        store = SqliteCorpus(workdir / "store", embedder=get_embedder("static"))
+        self_before = resource.getrusage(resource.RUSAGE_SELF)
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        report = store.upsert(
-            (Document.model_validate(p) for p in passages(corpus)),
-            on_progress=lambda n: progress.advance(task, n),
-        )
+        with _ThreadClock() as clock:
+            report = store.upsert(
+                (Document.model_validate(p) for p in passages(corpus)),
+                on_progress=lambda n: progress.advance(task, n),
+            )
         index_s = time.perf_counter() - start
+        self_after = resource.getrusage(resource.RUSAGE_SELF)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         progress.remove_task(task)
         stats = store.stats()
+
+        def cpu(after: Any, before: Any) -> float:
+            return float(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+
         result: dict[str, Any] = {
             "passages": total,
             "chunks": stats.chunks,
@@ -188,7 +269,18 @@ def run_sift(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
             "passages_per_s": total / index_s,
             "failed": len(report.failed),
             "embed_only_per_s": embed_rate,
+            "embed_whole_per_s": whole_rate,
             "vector_index": stats.extra["vector_index"],
+            "cpu_us_per_passage": {
+                "process": cpu(self_after, self_before) / total * 1e6,
+                "child process": cpu(children_after, children_before) / total * 1e6,
+                **{
+                    f"thread {name}": seconds / total * 1e6
+                    for name, seconds in sorted(clock.by_name().items(), key=lambda kv: -kv[1])
+                    if seconds / total * 1e6 >= 1
+                },
+            },
+            "load_start": load_start,
         }
         store.close()
         # Queries on a freshly opened store, as a CLI or server would see it.
@@ -202,8 +294,13 @@ def run_sift(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
                 progress,
                 f"sift {mode} {corpus}",
             )
+        result["grep"] = _latencies(
+            lambda pattern: store.grep(pattern, k=5), _grep_patterns(qs), progress, "sift grep"
+        )
         store.close()
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["child_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    result["load_end"] = os.getloadavg()[0]
     return result
 
 
@@ -218,6 +315,7 @@ def run_baseline(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
     stemmer = Stemmer.Stemmer("english")
     total = corpus_size(corpus)
     qs = questions(corpus, n_queries)
+    load_start = os.getloadavg()[0]
     with _progress() as progress:
         task = progress.add_task(f"baseline index {corpus}", total=total)
         start = time.perf_counter()
@@ -270,6 +368,7 @@ def run_baseline(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
         for mode, call in (("bm25", bm25), ("dense", dense), ("hybrid", hybrid)):
             result[mode] = _latencies(call, qs, progress, f"baseline {mode} {corpus}")
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["load_start"], result["load_end"] = load_start, os.getloadavg()[0]
     return result
 
 
@@ -299,40 +398,107 @@ def machine() -> str:
     )
 
 
+def _ms(r: dict[str, Any], key: str) -> str:
+    return f"{r[key]['p50']:.1f} / {r[key]['p95']:.1f}" if key in r else ""
+
+
 def markdown(results: dict[str, dict[str, dict[str, Any]]], command: str, info: str) -> str:
+    """Three tables: ingest throughput (with the embedder alone, the ceiling), query
+    latency, and where an ingest's CPU time goes."""
     lines = [
-        "# Store speed: sift's SqliteCorpus against bm25s + numpy",
-        "",
         f"Command: `{command}`",
         "",
         f"Machine: {info}",
         "",
-        "Latency is one `search(k=10)` call (query embedding included), p50 / p95 in ms. "
-        "Ratio is sift p50 / baseline p50. Index throughput is end-to-end passages/s "
-        "(chunk, embed with the static model, store, commit). Peak memory is the "
-        "child process's maximum resident set.",
+        "| corpus | chunks | system | index passages/s | embedder alone passages/s "
+        "| index / embedder | embedder, texts whole | peak RSS MB (child) | load start / end |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for corpus, systems in results.items():
+        for system, r in systems.items():
+            if "error" in r:
+                lines.append(f"| {corpus} | | {system} | failed: {r['error']} | | | | | |")
+                continue
+            label = system if system != "sift" else f"sift ({r.get('vector_index', '')})"
+            embed = r.get("embed_only_per_s")
+            child = r.get("child_peak_rss_mb")
+            lines.append(
+                f"| {corpus} | {r['chunks']:,} | {label} | {r['passages_per_s']:,.0f} | "
+                + (f"{embed:,.0f} | {r['passages_per_s'] / embed:.2f}x | " if embed else " | | ")
+                + (f"{r['embed_whole_per_s']:,.0f} | " if "embed_whole_per_s" in r else " | ")
+                + f"{r['peak_rss_mb']:,.0f}"
+                + (f" ({child:,.0f})" if child else "")
+                + f" | {r.get('load_start', 0):.1f} / {r.get('load_end', 0):.1f} |"
+            )
+    lines += [
         "",
-        "| corpus | chunks | system | index passages/s | bm25 p50/p95 | dense p50/p95 "
-        "| hybrid p50/p95 | hybrid ratio | peak RSS MB | embedder alone passages/s |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Latency of one call (the query embedded inside it), p50 / p95 in ms; hybrid ratio "
+        "is sift's hybrid p50 over the baseline's; grep is `grep(pattern, k=5)` over "
+        "patterns taken from the questions (a word, a case-insensitive prefix, two words).",
+        "",
+        "| corpus | system | bm25 | dense | hybrid | hybrid ratio | grep |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for corpus, systems in results.items():
         base = systems.get("baseline")
         for system, r in systems.items():
             if "error" in r:
-                lines.append(f"| {corpus} | | {system} | failed: {r['error']} | | | | | | |")
                 continue
             ratio = ""
             if system == "sift" and base and "hybrid" in base:
                 ratio = f"{r['hybrid']['p50'] / base['hybrid']['p50']:.2f}x"
-            label = system if system != "sift" else f"sift ({r.get('vector_index', '')})"
             lines.append(
-                f"| {corpus} | {r['chunks']:,} | {label} | {r['passages_per_s']:,.0f} | "
-                + " | ".join(f"{r[m]['p50']:.1f} / {r[m]['p95']:.1f}" for m in MODES)
-                + f" | {ratio} | {r['peak_rss_mb']:,.0f} | "
-                + (f"{r['embed_only_per_s']:,.0f} |" if "embed_only_per_s" in r else " |")
+                f"| {corpus} | {system} | {_ms(r, 'bm25')} | {_ms(r, 'dense')} | "
+                f"{_ms(r, 'hybrid')} | {ratio} | {_ms(r, 'grep')} |"
             )
+    lines += [
+        "",
+        "Where sift's ingest spends CPU, in microseconds per passage: the whole process "
+        "(every thread), the child process that chunks and embeds, and the process's "
+        "threads by name (MainThread writes SQLite and feeds the indexes; sift-prepare "
+        "chunks and embeds before the child is up; thrd-tantivy-* index BM25).",
+        "",
+    ]
+    for corpus, systems in results.items():
+        r = systems.get("sift", {})
+        if "cpu_us_per_passage" in r:
+            parts = ", ".join(f"{k} {v:,.0f}" for k, v in r["cpu_us_per_passage"].items())
+            lines.append(f"- {corpus}: {parts}")
     return "\n".join(lines) + "\n"
+
+
+def plot(results: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
+    """Ingest throughput against corpus size: sift, the baseline, the embedder alone."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list[tuple[int, float]]] = {}
+    for systems in results.values():
+        for system, r in systems.items():
+            if "error" in r:
+                continue
+            series.setdefault(system, []).append((r["passages"], r["passages_per_s"]))
+            if "embed_only_per_s" in r:
+                series.setdefault("embedder alone", []).append(
+                    (r["passages"], r["embed_only_per_s"])
+                )
+    fig, ax = plt.subplots(figsize=(7, 4))
+    styles = {"sift": "o-", "baseline": "s--", "embedder alone": "^:"}
+    for name, points in series.items():
+        points.sort()
+        ax.plot(*zip(*points, strict=True), styles.get(name, "o-"), label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("passages in the corpus")
+    ax.set_ylabel("passages indexed per second")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Ingest throughput (static embedder, 2 cores)")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def main() -> None:
@@ -342,10 +508,28 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--plot", type=Path, default=None, help="ingest throughput PNG")
+    parser.add_argument(
+        "--render",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="write --markdown/--plot from the --json files of earlier runs (no run)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("CORPUS", "SYSTEM"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1], args.queries)
+        return
+    if args.render:
+        merged: dict[str, dict[str, dict[str, Any]]] = {}
+        for path in args.render:
+            for corpus, systems in json.loads(path.read_text()).items():
+                merged.setdefault(corpus, {}).update(systems)
+        if args.markdown:
+            args.markdown.write_text(markdown(merged, "(rendered from earlier runs)", machine()))
+        if args.plot:
+            plot(merged, args.plot)
         return
     if not DATA.exists():
         sys.exit(f"benchmark data not found at {DATA}")
@@ -373,6 +557,8 @@ def main() -> None:
                 args.json.write_text(json.dumps(results, indent=2))
             if args.markdown:
                 args.markdown.write_text(markdown(results, command, info))
+    if args.plot:
+        plot(results, args.plot)
     table = Table(title="store speed")
     for col in ("corpus", "system", "passages/s", *(f"{m} p50" for m in MODES), "RSS MB"):
         table.add_column(col)

@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sift.errors import InvalidQueryError
 from sift.types import SearchMode
 
-__all__ = ["HarnessConfig"]
+__all__ = ["HarnessConfig", "check_question"]
 
 # A turn is three supersteps (policy, tools, budget); start and finalize come on top.
 _STEPS_PER_TURN = 3
@@ -165,3 +166,17 @@ class HarnessConfig(BaseSettings):
         if not known:
             return self
         return type(self).model_validate({**self.model_dump(), **known})
+
+
+def check_question(question: object, limit: int) -> str:
+    """The question, stripped; empty, non-text or over-long questions are clear errors
+    (`limit` is `HarnessConfig.max_question_chars`)."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidQueryError("the question is empty")
+    text = question.strip()
+    if len(text) > limit:
+        raise InvalidQueryError(
+            f"the question is {len(text):,} characters long; the limit is {limit:,} "
+            "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
+        )
+    return text

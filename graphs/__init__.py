@@ -42,11 +42,17 @@ turn without tool calls (the policy concluded, failed or ran out of time) has a 
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from sift.config import HarnessConfig
-from sift.graphs._api import asearch, search, single_shot
-from sift.graphs._build import build_graph
-from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig, ScriptedPolicy
-from sift.graphs.rollouts import merge_rollouts
+
+if TYPE_CHECKING:
+    from sift.graphs._api import asearch, search
+    from sift.graphs._build import build_graph
+    from sift.graphs._single_shot import single_shot
+    from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig, ScriptedPolicy
+    from sift.graphs.rollouts import merge_rollouts
 
 __all__ = [
     "EVENT_NAMES",
@@ -60,6 +66,33 @@ __all__ = [
     "search",
     "single_shot",
 ]
+
+# Each name is imported on first use: LangGraph takes about a second to import, and
+# `single_shot` or the planner's settings do not need it (a one-shot CLI search).
+_LAZY = {
+    "asearch": "sift.graphs._api",
+    "search": "sift.graphs._api",
+    "build_graph": "sift.graphs._build",
+    "single_shot": "sift.graphs._single_shot",
+    "HeuristicPlanner": "sift.graphs.policies",
+    "HeuristicPlannerConfig": "sift.graphs.policies",
+    "ScriptedPolicy": "sift.graphs.policies",
+    "merge_rollouts": "sift.graphs.rollouts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sift.graphs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 EVENT_NAMES = (
     "sift.turn_started",

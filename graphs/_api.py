@@ -6,27 +6,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from sift.config import HarnessConfig
+from sift.config import HarnessConfig, check_question
 from sift.filters import Filter
 from sift.graphs._build import build_graph, default_policy
 from sift.graphs._sync import run_sync
 from sift.graphs.rollouts import fork_policy, run_rollouts
-from sift.nodes import EpisodeInput, check_question
-from sift.tokens import estimate_tokens
-from sift.types import (
-    Evidence,
-    FoundBy,
-    SearchMode,
-    SearchResult,
-    ToolCallTrace,
-    TurnTrace,
-    Usage,
-)
+from sift.nodes import EpisodeInput
+from sift.types import SearchResult
 
 if TYPE_CHECKING:
     from sift.protocols import Corpus, Policy
 
-__all__ = ["asearch", "search", "single_shot"]
+__all__ = ["asearch", "search"]
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -144,62 +135,4 @@ def search(
             rollouts=rollouts,
             on_event=on_event,
         )
-    )
-
-
-def single_shot(
-    question: str,
-    corpus: Corpus,
-    *,
-    top_k: int = 30,
-    mode: SearchMode = "hybrid",
-    filters: Any = None,
-) -> SearchResult:
-    """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult."""
-    question = check_question(question, HarnessConfig().max_question_chars)
-    if top_k < 1:
-        raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
-    started = time.perf_counter()
-    hits = corpus.search(question, k=top_k, mode=mode, filters=Filter.of(filters))
-    found = FoundBy(tool="search_corpus", argument=question, turn=0)
-    evidence = [
-        Evidence(
-            doc_id=h.chunk.doc_id,
-            chunk_id=h.chunk.chunk_id,
-            title=h.chunk.title,
-            text=h.chunk.text,
-            score=h.score,
-            justification=f"Rank {rank} of a single {mode} search for the question.",
-            found_by=[found],
-            metadata=dict(h.chunk.metadata),
-        )
-        for rank, h in enumerate(hits[:top_k], start=1)
-    ]
-    tokens = sum(estimate_tokens(e.text) for e in evidence)
-    trace = TurnTrace(
-        turn=0,
-        calls=[
-            ToolCallTrace(
-                tool="search_corpus",
-                arguments={"query": question},
-                added=[e.chunk_id for e in evidence],
-                tokens=tokens,
-            )
-        ],
-        tokens_after=tokens,
-        wall_ms=round((time.perf_counter() - started) * 1000, 3),
-    )
-    return SearchResult(
-        question=question,
-        mode="single_shot",
-        evidence=evidence,
-        trace=[trace],
-        usage=Usage(
-            turns=0,
-            tool_calls=1,
-            calls_per_turn=1.0,
-            peak_context_tokens=tokens,
-            final_evidence_tokens=tokens,
-        ),
-        stopped_because="final",
     )

@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from sift.config import HarnessConfig
+from sift.config import HarnessConfig, check_question
 from sift.errors import InvalidQueryError
 from sift.filters import Filter
 from sift.llm import task_prompt
@@ -19,19 +19,6 @@ from sift.nodes._state import EpisodeInput, EpisodeState
 from sift.protocols import TokenCounter
 
 __all__ = ["check_question", "new_episode", "run_settings", "start"]
-
-
-def check_question(question: object, limit: int) -> str:
-    """The question, stripped; empty, non-text or over-long questions are clear errors."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQueryError("the question is empty")
-    text = question.strip()
-    if len(text) > limit:
-        raise InvalidQueryError(
-            f"the question is {len(text):,} characters long; the limit is {limit:,} "
-            "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
-        )
-    return text
 
 
 def _positive(name: str, value: object) -> int | None:

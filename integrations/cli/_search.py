@@ -116,7 +116,7 @@ async def _run_one(
     mode: ModeName,
     config: HarnessConfig,
     filters: Filter | None,
-    policy: Policy,
+    policy: Policy | None,
     rollouts: int,
     progress: EpisodeProgress | None,
     keep_rollouts: bool = False,
@@ -154,7 +154,7 @@ async def _run_one(
         return RolloutRun(fused=result)
     finally:
         # A model client's connections belong to this question's event loop.
-        close = getattr(policy, "aclose", None)
+        close = getattr(policy, "aclose", None) if policy is not None else None
         if close is not None:
             await close()
 
@@ -295,14 +295,19 @@ def register(app: typer.Typer) -> None:
         spec = parse_filters(filters or [])
         overrides = parse_overrides(settings, max_turns=max_turns, top_k=top_k)
         config = overrides.harness_config()
-        chosen = _policy(
-            policy,  # type: ignore[arg-type]
-            model=model,
-            host=ollama_host,
-            think=think,
-            seed=seed,
-            overrides=overrides,
-        )
+        chosen: Policy | None = None
+        if single_shot:
+            # One search, no policy: nothing of a model client or the graph is loaded.
+            overrides.require_planner_policy(policy)
+        else:
+            chosen = _policy(
+                policy,  # type: ignore[arg-type]
+                model=model,
+                host=ollama_host,
+                think=think,
+                seed=seed,
+                overrides=overrides,
+            )
         pages = _trace_pages(html, questions)
         corpus = open_store(store, create=False)
 

@@ -6,15 +6,27 @@ vectors. The files are model2vec's format (`model.safetensors`, `tokenizer.json`
 reads them itself with safetensors and tokenizers: a local folder is all it ever touches
 (model2vec's loader falls back to a hub download when a path is missing), and pooling all
 texts of a batch in one numpy pass is faster than model2vec's per-length buckets.
+
+Tokenising is most of the cost, and with a BERT tokenizer most of it is repeated work: the
+tokenizer splits text at white space before anything else, and everything it does after
+(normalising, splitting off punctuation, WordPiece) stays inside one white-space-separated
+piece. So a text's tokens are its pieces' tokens, in order, and each distinct piece is
+tokenised once and remembered. The vectors are bit for bit those of tokenising every
+text whole (tests/integrations/data/static_vectors.jsonl).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 __all__ = ["DEFAULT_MODEL_DIR", "StaticEmbedder"]
 
@@ -24,15 +36,37 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "data" / "static-minilm"
 # bound the cost of a pathological input (a whole book passed as one text).
 _MAX_TOKENS = 8192
 _MAX_CHARS = _MAX_TOKENS * 8
-# Texts handed to the tokenizer at once (it splits a batch over the cores).
+# Texts pooled per pass.
 _BATCH = 1024
+# Characters Python's str.split() splits at but BERT's normaliser deletes (control
+# characters that are also white space): a text holding one is tokenised whole.
+_SPLIT_DIFFERS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
+# Distinct pieces remembered (about 150 bytes each); past it, new pieces are tokenised
+# every time they occur. The frequent ones come early, so they are the ones kept.
+_MAX_PIECES = 500_000
+# Longer pieces (URLs, a CJK sentence with no space) rarely repeat: never remembered.
+_MAX_PIECE_CHARS = 48
+# A text whose pieces average more characters than this is tokenised whole.
+_WHOLE_PIECE_CHARS = 24
+# Batches smaller than this (a query) learn no pieces: tokenising a few texts whole is
+# cheaper than setting up the piece tokenizer.
+_LEARN_FROM = 16
+# New pieces are tokenised joined by spaces, in strings of about this many characters.
+_JOIN_CHARS = 4096
 
 
 class StaticEmbedder:
     """Mean of static token vectors, L2-normalised; `embed` of a text with no known token
-    (the empty string, say) is the zero vector, which scores 0 against every query."""
+    (the empty string, say) is the zero vector, which scores 0 against every query.
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    Args:
+        path: the model folder; None is the shipped model.
+        remember_pieces: tokenise each distinct white-space piece once and remember its
+            tokens (up to 500,000 pieces, about 75 MB); False tokenises every text whole,
+            slower, with the same vectors.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, remember_pieces: bool = True) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -72,6 +106,13 @@ class StaticEmbedder:
         self._unk_id = tokenizer.token_to_id(unk) if unk else None
         self._encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
         self._folder = folder
+        # Piece -> its token ids (int32 bytes); None when the tokenizer is not one whose
+        # output splits at white space, and every text is tokenised whole.
+        self._pieces: dict[str, bytes] | None = None
+        spec = json.loads(files["tokenizer.json"].read_text(encoding="utf-8"))
+        if remember_pieces and _splits_at_white_space(spec):
+            self._pieces = {}
+        self._piece_tokenizer: Tokenizer | None = None  # made on first use
 
     @property
     def name(self) -> str:
@@ -102,9 +143,12 @@ class StaticEmbedder:
         pooled = np.zeros((len(batch), self.dim), dtype=np.float32)
         table, unk = self._table, self._unk_id
         # One small gather-and-sum per text stays in cache; gathering a whole batch into
-        # one (tokens x dim) matrix first is several times slower (measured).
-        for row, encoding in enumerate(self._encode(batch, add_special_tokens=False)):
-            ids = np.asarray(encoding.ids, dtype=np.int64)
+        # one (tokens x dim) matrix first is several times slower (measured), and
+        # np.add.reduceat sums in another order (the vectors would change in their last
+        # bits). sum(axis=0) adds the rows one after the other, as before.
+        for row, ids in enumerate(self._token_ids(batch)):
+            # Truncated first, then unknown tokens dropped: what tokenising whole did.
+            ids = ids[:_MAX_TOKENS]
             if unk is not None:
                 ids = ids[ids != unk]
             if ids.size:
@@ -112,5 +156,122 @@ class StaticEmbedder:
                 table.take(ids, axis=0).sum(axis=0, out=pooled[row])
         return pooled
 
+    def _token_ids(self, batch: list[str]) -> list[np.ndarray]:
+        """Each text's token ids (untruncated when assembled from pieces)."""
+        pieces = self._pieces
+        if pieces is None:
+            return self._whole(batch)
+        out: list[np.ndarray | None] = [None] * len(batch)
+        splits: list[list[str]] = [[] for _ in batch]
+        whole: list[int] = []
+        retry: list[int] = []
+        missing: set[str] = set()
+        lookup = pieces.__getitem__
+        for row, text in enumerate(batch):
+            if _SPLIT_DIFFERS.search(text):
+                whole.append(row)
+                continue
+            split = splits[row] = text.split()
+            if len(split) * _WHOLE_PIECE_CHARS < len(text):
+                # Mostly long pieces (Japanese, Chinese): nothing to remember.
+                whole.append(row)
+                continue
+            try:
+                out[row] = np.frombuffer(b"".join(map(lookup, split)), dtype=np.int32)
+            except KeyError:
+                if len(batch) < _LEARN_FROM:
+                    whole.append(row)  # a query or two: tokenised whole, nothing learnt
+                    continue
+                missing.update(split)
+                retry.append(row)
+        if retry:
+            fresh = self._learn([p for p in missing if p not in pieces])
+            for row in retry:
+                split = splits[row]
+                try:  # the new pieces were remembered, unless the memory is full
+                    joined = b"".join(map(lookup, split))
+                except KeyError:
+                    joined = b"".join([pieces[p] if p in pieces else fresh[p] for p in split])
+                out[row] = np.frombuffer(joined, dtype=np.int32)
+        if whole:
+            for row, ids in zip(whole, self._whole([batch[r] for r in whole]), strict=True):
+                out[row] = ids
+        return out  # type: ignore[return-value]  # every row was filled above
+
+    def _whole(self, texts: list[str]) -> list[np.ndarray]:
+        return [
+            np.asarray(encoding.ids, dtype=np.int32)
+            for encoding in self._encode(texts, add_special_tokens=False)
+        ]
+
+    def _learn(self, words: list[str]) -> dict[str, bytes]:
+        """Token ids of new pieces, remembered while there is room.
+
+        The pieces are tokenised joined by single spaces, a few thousand characters per
+        string (one tokenizer call per piece costs several times more); each token goes to
+        the piece its first character is in.
+        """
+        groups: list[list[str]] = []
+        group: list[str] = []
+        size = 0
+        for word in words:
+            if group and size + len(word) > _JOIN_CHARS:
+                groups.append(group)
+                group, size = [], 0
+            group.append(word)
+            size += len(word) + 1
+        if group:
+            groups.append(group)
+        if self._piece_tokenizer is None:
+            from tokenizers import Tokenizer
+
+            # A copy that never truncates: each text is truncated once its pieces are
+            # put together. (Made here: a CLI call that embeds one query and then exits
+            # would pay for it at start-up.)
+            copy = Tokenizer.from_str(self._tokenizer.to_str())
+            copy.no_truncation()
+            self._piece_tokenizer = copy
+        encodings = self._piece_tokenizer.encode_batch(
+            [" ".join(g) for g in groups], add_special_tokens=False
+        )
+        fresh: dict[str, bytes] = {}
+        for group, encoding in zip(groups, encodings, strict=True):
+            ids = np.asarray(encoding.ids, dtype=np.int32)
+            first = np.fromiter((o[0] for o in encoding.offsets), np.int64, len(ids))
+            starts = np.zeros(len(group), dtype=np.int64)
+            np.cumsum([len(w) + 1 for w in group[:-1]], out=starts[1:])
+            owner = np.searchsorted(starts, first, side="right") - 1
+            bounds = np.searchsorted(owner, np.arange(len(group) + 1))
+            for k, word in enumerate(group):
+                fresh[word] = ids[bounds[k] : bounds[k + 1]].tobytes()
+        pieces = self._pieces
+        if pieces is not None and len(pieces) < _MAX_PIECES:
+            pieces.update((w, v) for w, v in fresh.items() if len(w) <= _MAX_PIECE_CHARS)
+        return fresh
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its folder (a child process of an ingest loads its own copy): the
+        # table, the tokenizer and the remembered pieces are not worth sending.
+        return (_load, (self._folder, self._pieces is not None))
+
     def __repr__(self) -> str:
         return f"StaticEmbedder({self._folder}, model_id={self.model_id!r}, dim={self.dim})"
+
+
+def _load(folder: Path, remember_pieces: bool) -> StaticEmbedder:
+    return StaticEmbedder(folder, remember_pieces=remember_pieces)
+
+
+def _splits_at_white_space(spec: dict[str, Any]) -> bool:
+    """Whether a tokenizer (its tokenizer.json) tokenises a text as the concatenation of
+    its white-space-separated pieces: BERT's normaliser (per character: clean-up, spaces
+    around CJK characters, accents, lower case) and pre-tokeniser (white space, then
+    punctuation), and no added token holding white space."""
+    normalizer = spec.get("normalizer") or {}
+    pre_tokenizer = spec.get("pre_tokenizer") or {}
+    added = [str(token.get("content", "")) for token in spec.get("added_tokens") or []]
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and pre_tokenizer.get("type") == "BertPreTokenizer"
+        and not any(any(c.isspace() for c in content) for content in added)
+    )

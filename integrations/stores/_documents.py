@@ -14,14 +14,31 @@ import numpy as np
 
 from sift.errors import DocumentError
 from sift.integrations.chunking import chunk_spans
-from sift.integrations.stores._embedding import embed_texts
 from sift.integrations.stores.locations import check_locations, chunk_metadata
+from sift.integrations.stores._embedding import embed_texts
 from sift.types import Chunk, Document, DocumentFailure
 
 if TYPE_CHECKING:
     from sift.protocols import Embedder
 
-__all__ = ["PreparedDocument", "coerce_document", "content_hash", "prepare_documents"]
+__all__ = [
+    "Chunked",
+    "Item",
+    "PreparedDocument",
+    "Span",
+    "assemble",
+    "chunk_and_embed",
+    "coerce_document",
+    "content_hash",
+    "prepare_documents",
+]
+
+
+# json.dumps with these options, built once: dumps builds an encoder per call, which
+# cost as much as the hash itself on an ingest's critical path.
+_HASH_JSON = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+)
 
 
 def content_hash(doc: Document) -> str:
@@ -29,13 +46,7 @@ def content_hash(doc: Document) -> str:
 
     Two documents with the same hash store identically, so an upsert may skip them.
     """
-    payload = json.dumps(
-        [doc.id, doc.title, doc.text, doc.metadata],
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-        default=str,
-    )
+    payload = _HASH_JSON.encode([doc.id, doc.title, doc.text, doc.metadata])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -63,35 +74,23 @@ def _first_line(exc: Exception) -> str:
     return " ".join(line.strip() for line in text[:3]) if text else type(exc).__name__
 
 
+# (start, end, estimated tokens) of one chunk in its document's text.
+Span = tuple[int, int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedDocument:
-    """A document ready to store: its hash, its chunks and one vector per chunk."""
+    """A document ready to store: its hash, its chunks' spans and one vector per chunk."""
 
     doc: Document
     hash: str
-    chunks: list[Chunk]
+    spans: list[Span]
     vectors: np.ndarray
-    # Estimated tokens of each chunk (sift.tokens), computed once while chunking.
-    tokens: tuple[int, ...] = ()
 
-
-def prepare_documents(
-    docs: Sequence[Document],
-    embedder: Embedder,
-    *,
-    chunk_tokens: int = 512,
-) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
-    """Chunks and embeds documents in one embedder call; a document whose chunking or
-    embedding fails is reported and the others are still prepared."""
-    chunked: list[tuple[Document, list[Chunk], tuple[int, ...]]] = []
-    failed: list[DocumentFailure] = []
-    for doc in docs:
-        try:
-            spans = chunk_spans(doc.text, chunk_tokens)
-        except Exception as exc:
-            failed.append(DocumentFailure(doc_id=doc.id, error=f"chunking failed: {exc}"))
-            continue
-        chunks = [
+    @property
+    def chunks(self) -> list[Chunk]:
+        doc = self.doc
+        return [
             Chunk(
                 chunk_id=f"{doc.id}_{index}",
                 doc_id=doc.id,
@@ -102,38 +101,84 @@ def prepare_documents(
                 end=end,
                 metadata=chunk_metadata(doc.metadata, start, end),
             )
-            for index, (start, end, _) in enumerate(spans)
+            for index, (start, end, _) in enumerate(self.spans)
         ]
-        chunked.append((doc, chunks, tuple(t for _, _, t in spans)))
-    texts = [_embed_text(c) for _, chunks, _ in chunked for c in chunks]
+
+
+# What `chunk_and_embed` takes and gives: plain data, so that it can run in another
+# process. An item is (doc_id, title, text); the result holds the position and spans of
+# every item that was prepared, one vector per chunk in the same order, and the
+# (doc_id, error) of every item that was not.
+Item = tuple[str, str, str]
+Chunked = tuple[list[tuple[int, list[Span]]], np.ndarray, list[tuple[str, str]]]
+
+
+def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: int) -> Chunked:
+    """Chunks and embeds documents in one embedder call; a document whose chunking or
+    embedding fails is reported and the others are still prepared."""
+    chunked: list[tuple[int, list[Span]]] = []
+    failed: list[tuple[str, str]] = []
+    texts: list[str] = []
+    for position, (doc_id, title, text) in enumerate(items):
+        try:
+            spans = chunk_spans(text, chunk_tokens)
+        except Exception as exc:
+            failed.append((doc_id, f"chunking failed: {exc}"))
+            continue
+        chunked.append((position, spans))
+        # The title disambiguates short passages ("He was born in 1920.") for dense search.
+        texts += [f"{title}\n{text[a:b]}" if title else text[a:b] for a, b, _ in spans]
     try:
         matrix = embed_texts(embedder, texts)
     except Exception as exc:
         if len(chunked) <= 1:
-            if chunked:
-                failed.append(
-                    DocumentFailure(doc_id=chunked[0][0].id, error=_embed_error(embedder, exc))
-                )
-            return [], failed
+            failed += [(items[position][0], _embed_error(embedder, exc)) for position, _ in chunked]
+            return [], np.zeros((0, embedder.dim), dtype=np.float32), failed
         # Find the culprit document(s) one by one; the rest still ingest.
-        prepared: list[PreparedDocument] = []
-        for doc, _, _ in chunked:
-            ok, bad = prepare_documents([doc], embedder, chunk_tokens=chunk_tokens)
-            prepared += ok
+        kept: list[tuple[int, list[Span]]] = []
+        blocks: list[np.ndarray] = []
+        for position, _ in chunked:
+            ok, vectors, bad = chunk_and_embed(
+                [items[position]], embedder, chunk_tokens=chunk_tokens
+            )
+            kept += [(position, spans) for _, spans in ok]
+            blocks.append(vectors)
             failed += bad
-        return prepared, failed
+        return kept, np.concatenate(blocks), failed
+    return chunked, matrix, failed
+
+
+def prepare_documents(
+    docs: Sequence[Document],
+    embedder: Embedder,
+    *,
+    chunk_tokens: int = 512,
+    hashes: Sequence[str] | None = None,
+) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
+    """Chunks and embeds documents (`chunk_and_embed`); `hashes`, when the caller has
+    them already, are the documents' `content_hash`es."""
+    return assemble(
+        docs,
+        chunk_and_embed(
+            [(d.id, d.title, d.text) for d in docs], embedder, chunk_tokens=chunk_tokens
+        ),
+        hashes,
+    )
+
+
+def assemble(
+    docs: Sequence[Document], chunked: Chunked, hashes: Sequence[str] | None = None
+) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
+    """The prepared documents and failures of `chunk_and_embed`'s answer for `docs`."""
+    ok, matrix, failed = chunked
     prepared = []
     row = 0
-    for doc, chunks, tokens in chunked:
-        vectors = matrix[row : row + len(chunks)]
-        prepared.append(PreparedDocument(doc, content_hash(doc), chunks, vectors, tokens))
-        row += len(chunks)
-    return prepared, failed
-
-
-def _embed_text(chunk: Chunk) -> str:
-    # The title disambiguates short passages ("He was born in 1920.") for dense search.
-    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+    for position, spans in ok:
+        doc = docs[position]
+        digest = hashes[position] if hashes is not None else content_hash(doc)
+        prepared.append(PreparedDocument(doc, digest, spans, matrix[row : row + len(spans)]))
+        row += len(spans)
+    return prepared, [DocumentFailure(doc_id=doc_id, error=error) for doc_id, error in failed]
 
 
 def _embed_error(embedder: Embedder, exc: Exception) -> str:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,16 @@ def test_text_without_cjk_is_estimated_as_before() -> None:
     texts += ["Ünïcödé wörds, Москва 2024 — “quotes” … ½ ℃", "x_y\n\n\n1234567", "é" * 9]
     for text in texts:
         assert estimate_tokens(text) == _old_estimate(text), text
+
+
+def test_ascii_text_counted_by_regex_alone_is_estimated_as_before() -> None:
+    # ASCII text takes a shortcut (one regex count, no loop over pieces): every ASCII
+    # character, white space and control characters included, in random runs.
+    rng = random.Random(4)
+    alphabet = [chr(i) for i in range(128)] + ["word", "12345", "\n\n", "  "]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert estimate_tokens(text) == _old_estimate(text), repr(text)
 
 
 def test_rare_kanji_cost_more_than_common_ones() -> None:

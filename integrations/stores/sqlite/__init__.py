@@ -1,5 +1,5 @@
-"""The embedded store: SQLite as the source of truth, tantivy BM25, exact dense vectors
-and an FTS5 trigram grep pre-filter derived from it (DESIGN "Stores")."""
+"""The embedded store: SQLite as the source of truth, tantivy BM25, dense vectors (exact
+or HNSW) and grep's trigram signatures derived from it (DESIGN "Stores")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""grep over the stored chunks: RE2 on candidates that an FTS5 trigram pre-filter picks.
+"""grep over the stored chunks: RE2 on the candidates the trigram signatures pick.
 
-The trigram table folds case, so it returns a superset of the chunks holding a fragment
-in any case; the regex (with its own case rules) then decides. Candidates come in rowid
+The signatures fold case, so they return a superset of the chunks holding a fragment in
+any case; the regex (with its own case rules) then decides. Candidates come in rowid
 order, which is document then chunk order for documents ingested together, and the scan
 stops at the k-th hit.
 """
@@ -12,27 +12,25 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["fts_query", "grep_rowids"]
+import numpy as np
+
+__all__ = ["grep_rowids"]
 
 _BATCH = 512
-# Trigram matching needs at least three characters per fragment.
-_MIN_FRAGMENT = 3
-_MAX_FRAGMENTS = 4
-_MATCH_SQL = "SELECT rowid FROM grep WHERE grep MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?"
 
 
-def fts_query(fragments: list[str]) -> str | None:
-    """An FTS5 MATCH expression requiring every usable fragment, or None."""
-    usable = [f for f in fragments if len(f) >= _MIN_FRAGMENT and "\x00" not in f]
-    if not usable:
-        return None
-    # The longest fragments are the most selective; a few suffice.
-    quoted = ['"' + f.replace('"', '""') + '"' for f in usable[:_MAX_FRAGMENTS]]
-    return " AND ".join(quoted)
+def _texts(conn: sqlite3.Connection, rowids: list[int]) -> list[tuple[int, str]]:
+    # A candidate deleted since it was indexed has no row: it is simply not read.
+    marks = ",".join("?" * len(rowids))
+    return conn.execute(
+        f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", rowids
+    ).fetchall()
 
 
-def _candidates(conn: sqlite3.Connection, match: str | None) -> Iterator[list[tuple[int, str]]]:
-    if match is None:
+def _candidates(
+    conn: sqlite3.Connection, blocks: Iterator[np.ndarray] | None
+) -> Iterator[list[tuple[int, str]]]:
+    if blocks is None:
         last = 0
         while True:
             rows = conn.execute(
@@ -43,36 +41,25 @@ def _candidates(conn: sqlite3.Connection, match: str | None) -> Iterator[list[tu
             yield rows
             last = rows[-1][0]
     else:
-        last = 0
-        while True:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    _MATCH_SQL,
-                    (match, last, _BATCH),
-                )
-            ]
-            if not ids:
-                return
-            marks = ",".join("?" * len(ids))
-            rows = conn.execute(
-                f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", ids
-            ).fetchall()
-            yield rows
-            last = ids[-1]
+        for rowids in blocks:
+            for start in range(0, len(rowids), _BATCH):
+                rows = _texts(conn, rowids[start : start + _BATCH].tolist())
+                if rows:
+                    yield rows
 
 
 def grep_rowids(
     conn: sqlite3.Connection,
     regex: Any,
-    match: str | None,
+    blocks: Iterator[np.ndarray] | None,
     k: int,
     accept: Callable[[list[int]], set[int]],
 ) -> tuple[list[tuple[int, float]], bool]:
-    """(rowid, number of matches) of the first k matching chunks, and whether the scan
-    stopped early (more chunks may match)."""
+    """(rowid, number of matches) of the first k matching chunks among the candidate
+    rowids (`blocks`, ascending; None reads every chunk), and whether the scan stopped
+    early (more chunks may match)."""
     hits: list[tuple[int, float]] = []
-    for rows in _candidates(conn, match):
+    for rows in _candidates(conn, blocks):
         matched = []
         for rowid, text in rows:
             count = sum(1 for _ in regex.finditer(text))

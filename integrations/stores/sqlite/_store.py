@@ -1,11 +1,12 @@
 """The embedded corpus store: one SQLite file as the source of truth, with a tantivy BM25
-index, an in-memory exact vector index and an FTS5 trigram grep pre-filter derived from it.
+index, a dense vector index (exact in memory, or HNSW) and grep's trigram signatures
+derived from it.
 
 Write path (under one lock): chunk and embed a batch of documents outside any
-transaction, then one SQLite transaction writes documents, chunks, vectors, grep
-trigrams and change-log entries; only after COMMIT are the derived indexes updated. A
-crash at any point leaves SQLite whole (each document entirely in or out) and the derived
-indexes behind at worst, and opening the store replays what they miss.
+transaction, then one SQLite transaction writes documents, chunks, vectors and
+change-log entries; only after COMMIT are the derived indexes updated. A crash at any
+point leaves SQLite whole (each document entirely in or out) and the derived indexes
+behind at worst, and opening the store replays what they miss.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -43,10 +45,12 @@ from sift.integrations.stores._closing import (
     released_on_failure,
 )
 from sift.integrations.stores._documents import (
+    Chunked,
+    Item,
     PreparedDocument,
+    assemble,
     coerce_document,
     content_hash,
-    prepare_documents,
 )
 from sift.integrations.stores._embedding import embed_query
 from sift.integrations.stores.catalog import DocumentInfo
@@ -59,9 +63,9 @@ from sift.integrations.stores.fusion import (
 )
 from sift.integrations.stores.locations import chunk_metadata
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS, literal_fragments
-from sift.integrations.stores.sqlite._ann import AnnVectors
-from sift.integrations.stores.sqlite._grep import fts_query, grep_rowids
+from sift.integrations.stores.sqlite._grep import grep_rowids
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
+from sift.integrations.stores.sqlite._prepare import Preparer
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
     OP_ADD,
@@ -70,11 +74,12 @@ from sift.integrations.stores.sqlite._schema import (
     connect,
     create_schema,
     inspect,
+    migrate,
     transaction,
 )
+from sift.integrations.stores.sqlite._trigrams import TrigramIndex, trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.protocols import Embedder
-from sift.tokens import estimate_tokens
 from sift.types import (
     Chunk,
     CorpusStats,
@@ -86,10 +91,19 @@ from sift.types import (
     UpsertReport,
 )
 
+if TYPE_CHECKING:
+    # Imported when a store needs it (usearch takes a while to import).
+    from sift.integrations.stores.sqlite._ann import AnnVectors
+
 __all__ = ["SqliteCorpus"]
 
 _VECTOR_INDEXES = ("auto", "exact", "ann")
 _ANN_FILE = "vectors.usearch"
+_TRIGRAM_FILE = "trigrams.bin"
+# Batches chunked and embedded ahead of the one being written.
+_IN_FLIGHT = 2
+# json.dumps(metadata, ensure_ascii=False), with the encoder built once.
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000
@@ -117,6 +131,8 @@ class SqliteCorpus:
         hybrid_candidates: how many results of each list hybrid search fuses.
         max_query_chars / max_pattern_chars: input limits for search and grep.
         batch_docs: documents per ingest transaction.
+        spawn_after: documents into one upsert after which chunking and embedding move
+            to a child process (a second core for them; 0 keeps them in a thread).
     """
 
     @released_on_failure
@@ -136,6 +152,7 @@ class SqliteCorpus:
         lexical_commit_chunks: int = 100_000,
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
+        spawn_after: int = 1024,
     ) -> None:
         if vector_index not in _VECTOR_INDEXES:
             raise ValueError(
@@ -154,6 +171,7 @@ class SqliteCorpus:
         self._max_pattern_chars = max_pattern_chars
         self._batch_docs = batch_docs
         self._lexical_commit_chunks = lexical_commit_chunks
+        self._spawn_after = spawn_after
         self._write_lock = threading.RLock()
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
@@ -186,6 +204,7 @@ class SqliteCorpus:
 
     def _open(self, embedder: Embedder | str | None, chunk_tokens: int | None) -> None:
         conn = self._conn()
+        migrate(conn)
         meta = self._meta()
         self._embedder = self._resolve_embedder(embedder, meta)
         alpha = self._alpha_option
@@ -213,6 +232,8 @@ class SqliteCorpus:
                 self._vectors.load(conn)
             self._lexical = LexicalIndex(self._path / "lexical")
             self._catch_up_lexical()
+            self._trigrams = TrigramIndex(self._path / _TRIGRAM_FILE, self._may_write)
+            self._trigrams.load(conn)
 
     def _materialise(self) -> None:
         """Creates the store on its first write, when it was opened before it existed."""
@@ -359,6 +380,8 @@ class SqliteCorpus:
 
     def _open_ann(self) -> AnnVectors:
         """The HNSW index, caught up with SQLite by replay, or rebuilt when too old."""
+        from sift.integrations.stores.sqlite._ann import AnnVectors
+
         conn = self._conn()
         ann = AnnVectors(self._path / _ANN_FILE, self._dim)
         floor = int(self._meta().get("log_floor", "0"))
@@ -381,7 +404,7 @@ class SqliteCorpus:
         what all of them hold."""
         self._lexical.commit(self._seq)
         held = self._lexical.seq
-        if isinstance(self._vectors, AnnVectors):
+        if not isinstance(self._vectors, ExactVectors):
             if save_vectors or self._vectors.unsaved >= _ANN_SAVE_EVERY:
                 self._vectors.save(self._seq)
             held = min(held, self._vectors.seq)
@@ -392,6 +415,15 @@ class SqliteCorpus:
                 "UPDATE meta SET value = ? WHERE key = 'log_floor' AND CAST(value AS INTEGER) < ?",
                 (str(held), held),
             )
+
+    def _may_write(self) -> bool:
+        """Whether this process may write the derived indexes' files: it takes the
+        store's write lock (tantivy's), unless another process holds it."""
+        try:
+            self._lexical.lock()
+        except CorpusError:
+            return False
+        return True
 
     def _maybe_switch_to_ann(self) -> None:
         if (
@@ -431,34 +463,55 @@ class SqliteCorpus:
         report: UpsertReport,
         on_progress: Callable[[int], None] | None,
     ) -> None:
-        with self._write_lock, ThreadPoolExecutor(1, thread_name_prefix="sift-prepare") as pool:
-            pending: _Batch | None = None
-            written_since_commit = 0
-            locked = False
-            for batch in self._batches(documents, report, on_progress):
-                if not locked:
-                    self._materialise()  # a store opened before it existed: made now
-                    self._lexical.lock()
-                    locked = True
-                # A document may not be looked up while an earlier copy is still in flight.
-                if pending is not None and pending.ids & {d.id for d in batch}:
-                    written_since_commit += self._finish(pending, report, on_progress)
-                    pending = None
-                todo, existing = self._classify(batch, report)
-                # Chunk and embed the next batch while this thread writes the previous one.
-                future = pool.submit(
-                    prepare_documents, todo, self._embedder, chunk_tokens=self._chunk_tokens
-                )
-                if pending is not None:
-                    written_since_commit += self._finish(pending, report, on_progress)
-                pending = _Batch(batch, existing, future)
-                if written_since_commit >= self._lexical_commit_chunks:
-                    self._commit_lexical()
-                    written_since_commit = 0
-            if pending is not None:
-                self._finish(pending, report, on_progress)
+        with self._write_lock:
+            preparer = Preparer(self._embedder, self._chunk_tokens, spawn_after=self._spawn_after)
+            try:
+                self._pipeline(documents, report, on_progress, preparer)
+            finally:
+                preparer.close()
+                # Every vector of this call is searchable when it returns (a store never
+                # made, because no document was valid, has none).
+                if self._pending is None:
+                    self._vectors.wait()
             if self._pending is None and self._lexical.seq != self._seq:
                 self._commit_lexical()
+
+    def _pipeline(
+        self,
+        documents: Iterable[Document],
+        report: UpsertReport,
+        on_progress: Callable[[int], None] | None,
+        preparer: Preparer,
+    ) -> None:
+        """Chunks and embeds the next batches (`Preparer`) while this thread writes the
+        batch before them."""
+        pending: deque[_Batch] = deque()
+        written_since_commit = 0
+
+        def finish_first() -> int:
+            return self._finish(pending.popleft(), report, on_progress, preparer)
+
+        locked = False
+        for docs in self._batches(documents, report, on_progress):
+            if not locked:
+                self._materialise()  # a store opened before it existed: made now
+                self._conn()
+                self._lexical.lock()
+                locked = True
+            ids = {d.id for d in docs}
+            # A document may not be looked up while an earlier copy is still in flight.
+            while pending and any(ids & batch.ids for batch in pending):
+                written_since_commit += finish_first()
+            todo, existing, hashes = self._classify(docs, report)
+            items = [(d.id, d.title, d.text) for d in todo]
+            pending.append(_Batch(docs, ids, todo, hashes, existing, items, preparer.submit(items)))
+            while len(pending) > _IN_FLIGHT:
+                written_since_commit += finish_first()
+            if written_since_commit >= self._lexical_commit_chunks:
+                self._commit_lexical()
+                written_since_commit = 0
+        while pending:
+            finish_first()
 
     def _batches(
         self,
@@ -491,8 +544,9 @@ class SqliteCorpus:
 
     def _classify(
         self, docs: list[Document], report: UpsertReport
-    ) -> tuple[list[Document], dict[str, tuple[int, str]]]:
-        """The documents that are new or changed, and the stored (rowid, hash) by id."""
+    ) -> tuple[list[Document], dict[str, tuple[int, str]], list[str]]:
+        """The documents that are new or changed, the stored (rowid, hash) by id, and the
+        hashes of the new or changed ones."""
         marks = ",".join("?" * len(docs))
         existing = {
             doc_id: (rowid, digest)
@@ -501,17 +555,25 @@ class SqliteCorpus:
                 [d.id for d in docs],
             )
         }
-        todo = [d for d in docs if existing.get(d.id, (0, ""))[1] != content_hash(d)]
+        todo: list[Document] = []
+        hashes: list[str] = []
+        for doc in docs:
+            digest = content_hash(doc)
+            if existing.get(doc.id, (0, ""))[1] != digest:
+                todo.append(doc)
+                hashes.append(digest)
         report.unchanged += len(docs) - len(todo)
-        return todo, existing
+        return todo, existing, hashes
 
     def _finish(
         self,
         batch: _Batch,
         report: UpsertReport,
         on_progress: Callable[[int], None] | None,
+        preparer: Preparer,
     ) -> int:
-        prepared, failed = batch.future.result()
+        chunked = preparer.result(batch.future, batch.items)
+        prepared, failed = assemble(batch.todo, chunked, batch.hashes)
         report.failed += failed
         written = 0
         if prepared:
@@ -546,12 +608,13 @@ class SqliteCorpus:
         removed: list[int] = []
         doc_rows: list[tuple[Any, ...]] = []
         chunk_rows: list[tuple[Any, ...]] = []
-        vector_rows: list[tuple[int, bytes]] = []
-        grep_rows: list[tuple[int, str]] = []
+        vector_rows: list[tuple[int, memoryview]] = []
+        texts: list[str] = []
         lexical_rows: list[tuple[int, str, str]] = []
         # One normalisation for the whole batch; rows follow the documents' chunk order.
         vectors = _normalise(np.vstack([item.vectors for item in prepared]))
-        row = 0
+        # Each row's bytes are a slice of one buffer, not a copy per row.
+        blob, width, row = memoryview(vectors.tobytes()), vectors.shape[1] * 4, 0
         added = updated = 0
         with transaction(conn):
             next_doc = self._next_id(conn, "documents")
@@ -570,23 +633,20 @@ class SqliteCorpus:
                         doc.id,
                         doc.title,
                         item.hash,
-                        json.dumps(doc.metadata, ensure_ascii=False),
-                        len(item.chunks),
+                        _METADATA_JSON.encode(doc.metadata) if doc.metadata else "{}",
+                        len(item.spans),
                     )
                 )
-                matrix = vectors[row : row + len(item.chunks)]
-                row += len(item.chunks)
-                tokens = item.tokens or tuple(estimate_tokens(c.text) for c in item.chunks)
-                for i, chunk in enumerate(item.chunks):
-                    cid = next_chunk + i
-                    chunk_rows.append(
-                        (cid, next_doc, chunk.index, chunk.text, chunk.start, chunk.end, tokens[i])
-                    )
-                    vector_rows.append((cid, matrix[i].tobytes()))
-                    grep_rows.append((cid, chunk.text))
-                    lexical_rows.append((cid, doc.title, chunk.text))
+                for index, (start, end, tokens) in enumerate(item.spans):
+                    cid = next_chunk + index
+                    text = doc.text[start:end]
+                    chunk_rows.append((cid, next_doc, index, text, start, end, tokens))
+                    vector_rows.append((cid, blob[row * width : (row + 1) * width]))
+                    texts.append(text)
+                    lexical_rows.append((cid, doc.title, text))
+                    row += 1
                 next_doc += 1
-                next_chunk += len(item.chunks)
+                next_chunk += len(item.spans)
             conn.executemany(
                 "INSERT INTO documents (id, doc_id, title, hash, metadata, n_chunks) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -598,7 +658,6 @@ class SqliteCorpus:
                 chunk_rows,
             )
             conn.executemany("INSERT INTO vectors (id, v) VALUES (?, ?)", vector_rows)
-            conn.executemany("INSERT INTO grep (rowid, text) VALUES (?, ?)", grep_rows)
             new_ids = range(first_chunk, next_chunk)
             conn.executemany(
                 "INSERT INTO changes (op, chunk) VALUES (?, ?)",
@@ -615,7 +674,9 @@ class SqliteCorpus:
         self._lexical.add(lexical_rows)
         self._vectors.remove(removed)
         if len(new_ids):
-            self._vectors.add(np.arange(first_chunk, next_chunk, dtype=np.int64), vectors)
+            rowids = np.arange(first_chunk, next_chunk, dtype=np.int64)
+            self._vectors.add(rowids, vectors)
+            self._trigrams.add(rowids, texts)
         return len(new_ids)
 
     @staticmethod
@@ -629,11 +690,6 @@ class SqliteCorpus:
     def _delete_rows(conn: sqlite3.Connection, doc_rowid: int) -> list[int]:
         """Deletes a document's rows inside the caller's transaction; its chunk rowids."""
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc = ?", (doc_rowid,))]
-        conn.execute(
-            "INSERT INTO grep (grep, rowid, text) SELECT 'delete', id, text FROM chunks "
-            "WHERE doc = ?",
-            (doc_rowid,),
-        )
         conn.execute(
             "DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE doc = ?)", (doc_rowid,)
         )
@@ -667,6 +723,7 @@ class SqliteCorpus:
             self._seq = seq
             self._lexical.delete(removed)
             self._vectors.remove(removed)
+            self._vectors.wait()
             if self._lexical.seq != self._seq:
                 self._commit_lexical()
         return count
@@ -758,8 +815,9 @@ class SqliteCorpus:
             fresh = [r for r in rowids if r not in blocked]
             return checker.allowed(fresh) if checker.spec is not None else set(fresh)
 
-        match = fts_query(literal_fragments(pattern))
-        ranked, more = grep_rowids(self._conn(), regex, match, k, accept)
+        bits = trigram_bits(literal_fragments(pattern))
+        blocks = self._trigrams.candidates(bits) if len(bits) else None
+        ranked, more = grep_rowids(self._conn(), regex, blocks, k, accept)
         note = (
             f"showing the first {k} matching chunks in corpus order; more may match, "
             "narrow the pattern or exclude these ids to see others"
@@ -847,7 +905,7 @@ class SqliteCorpus:
                 "lexical_sequence": self._lexical.seq,
                 "lexical_chunks": self._lexical.count(),
                 "vector_chunks": len(self._vectors),
-                "vector_index": "ann" if isinstance(self._vectors, AnnVectors) else "exact",
+                "vector_index": "exact" if isinstance(self._vectors, ExactVectors) else "ann",
                 # The BM25 index's tokenizer (tantivy's English stemmer) until the store
                 # records an analyzer of its own.
                 "analyzer": meta.get("analyzer", "en_stem"),
@@ -924,11 +982,13 @@ class SqliteCorpus:
                 self._closed = True
                 return
             steps: list[tuple[str, Callable[[], object]]] = []
-            if isinstance(self._vectors, AnnVectors) and self._vectors.seq != self._seq:
+            if not isinstance(self._vectors, ExactVectors) and self._vectors.seq != self._seq:
                 steps.append(
                     ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
                 )
             steps += [
+                ("closing the vector index", self._vectors.close),
+                ("saving the grep index", self._trigrams.close),
                 ("closing the BM25 index", self._lexical.close),
                 ("closing SQLite", self._close_connections),
             ]
@@ -954,15 +1014,16 @@ class SqliteCorpus:
 
 @dataclass(slots=True)
 class _Batch:
-    """A batch being prepared (chunked and embedded) in the worker thread."""
+    """A batch on its way: the documents read, those to write (new or changed) with
+    their hashes, and their chunks and vectors being prepared."""
 
     docs: list[Document]
+    ids: set[str]
+    todo: list[Document]
+    hashes: list[str]
     existing: dict[str, tuple[int, str]]
-    future: Future[tuple[list[PreparedDocument], list[DocumentFailure]]]
-
-    @property
-    def ids(self) -> set[str]:
-        return {d.id for d in self.docs}
+    items: list[Item]
+    future: Future[Chunked]
 
 
 class _FilterCheck:

@@ -94,6 +94,12 @@ class ExactVectors:
                 self._alive = np.ones(len(keep), dtype=bool)
                 self._n, self._dead = len(keep), 0
 
+    def wait(self) -> None:
+        """Additions and removals apply at once here (the HNSW index queues them)."""
+
+    def close(self) -> None:
+        """Nothing to release: the matrix is garbage like any other."""
+
     def search(
         self, query: np.ndarray, limit: int, exclude: Collection[int] = ()
     ) -> list[tuple[int, float]]:

@@ -319,6 +319,11 @@ def test_sigkill_mid_ingest_leaves_a_whole_store(tmp_path: Path, index: str) -> 
     last = max(done)
     hit = store.search(f"Marker{last}x4", k=1, mode="bm25")
     assert hit[0].chunk.doc_id == f"c{last}-4"
+    # grep's signatures cover every committed chunk too (rebuilt past their watermark).
+    for batch in done:
+        assert [h.chunk.doc_id for h in store.grep(f"Marker{batch}x[0-4] ", k=9).hits] == [
+            f"c{batch}-{i}" for i in range(5)
+        ]
     # The store still takes writes after the crash.
     assert store.upsert(docs(2, prefix="after")).added == 2
     store.close()

@@ -1,0 +1,42 @@
+"""The child process of a long ingest: chunks and embeds batches sent down a pipe.
+
+Started by the embedded store's ingest (`sqlite/_prepare.py`) as `python -c` running
+`serve(requests_fd, answers_fd)`; it imports only what chunking and embedding need, so
+it is up in a fraction of a second. The first message is the pickled embedder; each
+later one is (items, chunk_tokens), answered ("ok", chunk_and_embed(...)) or
+("failed", traceback). It returns when the request pipe closes.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import traceback
+from multiprocessing.connection import Connection
+
+from sift.integrations.stores._documents import chunk_and_embed
+
+__all__ = ["COMMAND", "READY", "serve"]
+
+COMMAND = "from sift.integrations.stores._child import serve; serve()"
+READY = "ready"
+
+
+def serve() -> None:
+    requests = Connection(int(sys.argv[1]), writable=False)
+    answers = Connection(int(sys.argv[2]), readable=False)
+    try:
+        embedder = pickle.loads(requests.recv_bytes())
+    except Exception:
+        answers.send(("failed", traceback.format_exc()))
+        return
+    answers.send(("ok", READY))
+    while True:
+        try:
+            items, chunk_tokens = requests.recv()
+        except EOFError:
+            return
+        try:
+            answers.send(("ok", chunk_and_embed(items, embedder, chunk_tokens=chunk_tokens)))
+        except Exception:
+            answers.send(("failed", traceback.format_exc()))

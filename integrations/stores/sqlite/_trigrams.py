@@ -1,0 +1,267 @@
+"""grep's pre-filter: a bit-sliced trigram signature of every chunk, derived from SQLite.
+
+Every chunk sets one of `BITS` bits for each trigram of its case-folded text (a hash of
+three consecutive code points). A grep pattern's literal fragments, case-folded the same
+way, name the bits every matching chunk must have set, and the chunks that have them all
+are the candidates the regex then reads. A fragment inside a chunk puts its trigrams
+inside it, so the filter never drops a matching chunk; a chunk that has the bits without
+the fragment (hash collisions, trigrams scattered) is read and rejected by the regex.
+
+The bits are stored by slice: for every block of `BLOCK` consecutive chunk rowids, one
+bitmap over the block's chunks per bit, so a query reads only the slices of its bits
+(about 1 KB per bit per 8,192 chunks) instead of every signature. Adding a chunk costs a
+few numpy passes over its text, and the index only ever grows: chunk rowids are never
+reused, a deleted chunk's bits are left set (the regex reads SQLite, where it is gone).
+
+Full blocks are written to `trigrams.bin` at their place when the next one starts; the
+open block, when the store closes, to `trigrams.open`, cut to the columns it uses (a
+store of ten chunks writes 8 KB, not a 4 MB block). Each is fsynced before the sidecar
+(`trigrams.json`) moves its watermark: every chunk rowid below it is in the files.
+Opening reads the files up to the watermark and indexes the chunks from there on from
+SQLite; re-adding a chunk only sets bits that may be set already. So a crash costs at
+most the rebuild of what was added since the last block or close, never a missed chunk,
+and saving at close is best effort (on a full disk the next open rebuilds instead). Only
+the process holding the store's write lock writes the files (a reader that opens the
+store while another process ingests keeps what it indexed in memory), and nothing past
+the watermark is ever read, so what a dying writer left there is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
+
+__all__ = ["BITS", "BLOCK", "TrigramIndex", "trigram_bits"]
+
+_log = logging.getLogger(__name__)
+
+_FORMAT = 1  # bump when the hash, BITS or BLOCK change: forces a rebuild
+BITS = 4096
+BLOCK = 8192
+_ROW_BYTES = BLOCK // 8
+_BLOCK_BYTES = BITS * _ROW_BYTES
+_SHIFT = np.uint32(32 - BITS.bit_length() + 1)  # the top log2(BITS) bits of the hash
+_K = (np.uint32(0x9E3779B1), np.uint32(0x85EBCA77), np.uint32(0xC2B2AE3D))
+_MIX = np.uint32(0x2C1B3C6D)
+_LOAD_BATCH = 4096
+_SCRATCH_COLUMNS = 1024
+# Bits per query: beyond a few dozen, more bits barely narrow the candidates further.
+_MAX_QUERY_BITS = 64
+
+
+def _codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The case-folded texts' code points in one array, and each text's length."""
+    folded = [text.casefold() for text in texts]
+    lengths = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded))
+    # surrogatepass: a lone surrogate (text decoded with surrogateescape) is one code
+    # point like any other rather than an error.
+    joined = "".join(folded).encode("utf-32-le", "surrogatepass")
+    return np.frombuffer(joined, dtype=np.uint32), lengths
+
+
+def _hash(codes: np.ndarray) -> np.ndarray:
+    """The bit of each trigram starting at codes[i], for i < len(codes) - 2."""
+    h = codes[:-2] * _K[0]
+    h += codes[1:-1] * _K[1]
+    h += codes[2:] * _K[2]
+    h ^= h >> np.uint32(15)
+    h *= _MIX
+    h >>= _SHIFT
+    return h
+
+
+def trigram_bits(fragments: Sequence[str]) -> np.ndarray:
+    """The distinct bits the trigrams of `fragments` set (case-folded as the chunks are);
+    empty when no fragment has three characters."""
+    bits = [_hash(_codes([f])[0]) for f in fragments if len(f.casefold()) >= 3]
+    if not bits:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.concatenate(bits)).astype(np.int64)[:_MAX_QUERY_BITS]
+
+
+class TrigramIndex:
+    """Trigram signatures of the chunks, by block of rowids.
+
+    `writable` says whether this process may write the file (the store takes its write
+    lock, or answers False when another process holds it). Writes come from the store's
+    write path; `candidates` is safe from any thread.
+    """
+
+    def __init__(self, path: Path, writable: Callable[[], bool]) -> None:
+        self._path = path
+        self._sidecar = path.with_suffix(".json")
+        self._open_path = path.with_suffix(".open")
+        self._writable = writable
+        self._lock = threading.Lock()
+        self._sealed: np.ndarray = _no_blocks()  # blocks on disk, below the watermark
+        self._memory: dict[int, np.ndarray] = {}  # later blocks, the last one open
+        self._open_block = 0
+        self.indexed = 0  # every chunk rowid below this is indexed
+        self._mark = 0  # the sidecar's watermark: every chunk rowid below it is on disk
+        self._dirty = False
+
+    # ------------------------------------------------------------------ open and close
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        """Maps the file up to the sidecar's watermark, then indexes every chunk from the
+        watermark on from SQLite."""
+        mark = read_seq(self._sidecar, _FORMAT) or 0
+        full, partial = divmod(mark, BLOCK)
+        size = self._path.stat().st_size if self._path.exists() else 0
+        if full * _BLOCK_BYTES > size:
+            mark, full, partial = 0, 0, 0  # the file lost what the sidecar counts
+        memory = {full: _empty()}
+        if partial:
+            width = -(-partial // 8)
+            try:
+                data = self._open_path.read_bytes()
+            except OSError:
+                data = b""
+            # A later save may have written more columns than the watermark counts:
+            # the bits of chunks past it are harmless (they are indexed again).
+            if len(data) % BITS == 0 and len(data) // BITS >= width:
+                saved = np.frombuffer(data, np.uint8).reshape(BITS, -1)
+                memory[full][:, :width] = saved[:, :width]
+            else:
+                mark = full * BLOCK  # the open block is rebuilt from SQLite instead
+        with self._lock:
+            self._sealed, self._memory, self._open_block = self._map(full), memory, full
+        self.indexed = self._mark = mark
+        cursor = conn.execute("SELECT id, text FROM chunks WHERE id >= ? ORDER BY id", (mark,))
+        while rows := cursor.fetchmany(_LOAD_BATCH):
+            rowids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+            self._index(rowids, [r[1] for r in rows])
+
+    def _map(self, blocks: int) -> np.ndarray:
+        if not blocks:
+            return _no_blocks()
+        return np.memmap(self._path, dtype=np.uint8, mode="r", shape=(blocks, BITS, _ROW_BYTES))
+
+    def close(self) -> None:
+        """Writes what this process indexed, so that the next open need not redo it; a
+        failure to (a full disk) only means the next open indexes it again."""
+        try:
+            if self._dirty and self.indexed > self._mark and self._writable():
+                self._flush(with_open=True)
+        except OSError as exc:
+            _log.warning("grep's trigram index was not saved (%s); the next open rebuilds it", exc)
+        with self._lock:
+            self._sealed, self._memory = _no_blocks(), {}
+
+    # ------------------------------------------------------------------ writes
+
+    def add(self, rowids: np.ndarray, texts: Sequence[str]) -> None:
+        """Indexes chunks the store just committed; rowids ascending and at least
+        `indexed`."""
+        self._dirty = True
+        self._index(rowids, texts)
+
+    def _index(self, rowids: np.ndarray, texts: Sequence[str]) -> None:
+        start = 0
+        while start < len(rowids):
+            block = int(rowids[start]) // BLOCK
+            if block > self._open_block:
+                with self._lock:
+                    for later in range(self._open_block + 1, block + 1):
+                        self._memory[later] = _empty()
+                    self._open_block = block
+            stop = int(np.searchsorted(rowids, (block + 1) * BLOCK))
+            _set_bits(self._memory[block], rowids[start:stop] - block * BLOCK, texts[start:stop])
+            start = stop
+        if len(rowids):
+            self.indexed = int(rowids[-1]) + 1
+        if len(self._memory) > 1 and self._writable():
+            self._flush(with_open=False)
+
+    def _flush(self, *, with_open: bool) -> None:
+        """Writes the full blocks held in memory (and the open one's columns, with
+        `with_open`), then moves the watermark past them."""
+        last = self._open_block
+        blocks = sorted(b for b in self._memory if b < last)
+        if blocks:
+            self._path.touch()
+            with open(self._path, "r+b") as handle:
+                for block in blocks:
+                    handle.seek(block * _BLOCK_BYTES)
+                    handle.write(self._memory[block].tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+        mark = last * BLOCK
+        if with_open and self.indexed > mark:
+            width = -(-(self.indexed - mark) // 8)
+            tmp = self._open_path.with_suffix(".open.tmp")
+            with open(tmp, "wb") as handle:
+                handle.write(np.ascontiguousarray(self._memory[last][:, :width]).tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self._open_path)
+            mark = self.indexed
+        write_seq(self._sidecar, _FORMAT, mark)
+        self._mark = mark
+        sealed = self._map(last)
+        with self._lock:
+            self._sealed = sealed
+            self._memory = {b: a for b, a in self._memory.items() if b >= last}
+
+    # ------------------------------------------------------------------ reads
+
+    def candidates(self, bits: np.ndarray, after: int = 0) -> Iterator[np.ndarray]:
+        """Rowids (ascending, above `after`) of the chunks whose signature has every one
+        of `bits` (at least one), a block at a time."""
+        with self._lock:
+            sealed, memory, last = self._sealed, dict(self._memory), self._open_block
+        for block in range(after // BLOCK, last + 1):
+            slices = sealed[block] if block < len(sealed) else memory.get(block)
+            if slices is None:
+                continue
+            hit = np.bitwise_and.reduce(slices[bits], axis=0)
+            rowids = np.flatnonzero(np.unpackbits(hit, bitorder="little")) + block * BLOCK
+            rowids = rowids[rowids > after]
+            if len(rowids):
+                yield rowids
+
+
+def _set_bits(block: np.ndarray, columns: np.ndarray, texts: Sequence[str]) -> None:
+    """Sets, in one block's slices, the bit of every trigram of every text, in the
+    text's column (columns ascending)."""
+    start = 0
+    while start < len(columns):
+        # At most _SCRATCH_COLUMNS columns at a time: the scratch stays a few MB.
+        stop = int(np.searchsorted(columns, columns[start] + _SCRATCH_COLUMNS))
+        _set_span(block, columns[start:stop], texts[start:stop])
+        start = stop
+
+
+def _set_span(block: np.ndarray, columns: np.ndarray, texts: Sequence[str]) -> None:
+    codes, lengths = _codes(texts)
+    if len(codes) < 3:
+        return
+    owner = np.repeat(np.arange(len(texts), dtype=np.int32), lengths)
+    inside = owner[:-2] == owner[2:]  # trigrams that do not run into the next text
+    # One flag per (bit, column) in a byte-aligned window of the block, then packed
+    # into its bytes and OR-ed in: scattered single bytes into a small scratch cost a
+    # third of a ufunc.at read-modify-write into the 4 MB block (measured).
+    first = int(columns[0]) & ~7
+    width = int(columns[-1]) - first + 1
+    column = (columns.astype(np.int32) - first)[owner[:-2][inside]]
+    bit = _hash(codes)[inside].astype(np.int32)
+    scratch = np.zeros((BITS, width), dtype=bool)
+    scratch.reshape(-1)[bit * width + column] = True
+    packed = np.packbits(scratch, axis=1, bitorder="little")
+    block[:, first // 8 : first // 8 + packed.shape[1]] |= packed
+
+
+def _empty() -> np.ndarray:
+    return np.zeros((BITS, _ROW_BYTES), dtype=np.uint8)
+
+
+def _no_blocks() -> np.ndarray:
+    return np.zeros((0, BITS, _ROW_BYTES), dtype=np.uint8)
