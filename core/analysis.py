@@ -353,22 +353,30 @@ class Analyzer(BaseModel):
         """The distinct terms of `text`, in order of first appearance."""
         return list(dict.fromkeys(self.terms(text)))
 
-    def weighted_query_terms(self, text: str) -> list[tuple[str, float]]:
+    def weighted_query_terms(self, text: str, limit: int | None = None) -> list[tuple[str, float]]:
         """The distinct terms of a query with their weights (a store boosts each term's
         query by it): how often the term occurs, and in a query holding CJK a word of
         an alphabetic script or a number counts `WORD_WEIGHT_IN_CJK` times, since a
         CJK word gives several terms (its bigrams and kanji) where such a word gives one
         («1955年頃の日本共産党», «NHKの討論番組»: benchmarks/results/analysis.md).
-        Queries without CJK weigh every distinct term by its count alone."""
+        Queries without CJK weigh every distinct term by its count alone.
+
+        With `limit`, only the `limit` heaviest terms are kept (earlier ones first among
+        equal weights), in query order: a store bounds the query it builds."""
         counts: dict[str, float] = {}
         for term in self.terms(text):
             counts[term] = counts.get(term, 0.0) + 1.0
-        if not has_cjk(text):
-            return list(counts.items())
-        return [
-            (term, weight * (1.0 if has_cjk(term) else WORD_WEIGHT_IN_CJK))
-            for term, weight in counts.items()
-        ]
+        if has_cjk(text):
+            weighted = [
+                (term, weight * (1.0 if has_cjk(term) else WORD_WEIGHT_IN_CJK))
+                for term, weight in counts.items()
+            ]
+        else:
+            weighted = list(counts.items())
+        if limit is not None and len(weighted) > limit:
+            keep = sorted(range(len(weighted)), key=lambda i: -weighted[i][1])[:limit]
+            weighted = [weighted[i] for i in sorted(keep)]
+        return weighted
 
     def _stem(self, out: list[str], words: list[tuple[int, str]]) -> None:
         by_language: dict[str, list[tuple[int, str]]] = {}
