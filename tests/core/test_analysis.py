@@ -236,10 +236,12 @@ def test_weighted_query_terms_lift_words_and_numbers_in_cjk_queries() -> None:
     assert [t for t, _ in analyzer.weighted_query_terms("日本の日本")] == analyzer.query_terms(
         "日本の日本"
     )
-    # Without CJK a term weighs its count only: English queries are as before.
+    # Without CJK a term weighs the number of distinct words giving it, as the query
+    # parser of the stores did before: English queries are searched as before.
     assert analyzer.weighted_query_terms("the dogs and the dog") == [
-        ("the", 2.0),
+        ("the", 1.0),
         ("dog", 2.0),
         ("and", 1.0),
     ]
+    assert analyzer.terms("The Dogs ran", stem=False) == ["the", "dogs", "ran"]
     assert analyzer.weighted_query_terms("") == []
