@@ -367,20 +367,20 @@ class Analyzer(BaseModel):
 
         With `limit`, only the `limit` heaviest terms are kept (earlier ones first among
         equal weights), in query order: a store bounds the query it builds."""
-        if not has_cjk(text):
-            words = dict.fromkeys(self.terms(text, stem=False))
-            counts = {}
-            for term in self._stems(list(words)):
-                counts[term] = counts.get(term, 0.0) + 1.0
-            weighted = list(counts.items())
-        else:
-            counts: dict[str, float] = {}
-            for term in self.terms(text):
-                counts[term] = counts.get(term, 0.0) + 1.0
-            weighted = [
-                (term, weight * (1.0 if has_cjk(term) else WORD_WEIGHT_IN_CJK))
-                for term, weight in counts.items()
-            ]
+        cjk = has_cjk(text)
+        # English: each distinct word once, stemmed; CJK: every term, repeats included.
+        found = (
+            self.terms(text)
+            if cjk
+            else self._stems(list(dict.fromkeys(self.terms(text, stem=False))))
+        )
+        counts: dict[str, float] = {}
+        for term in found:
+            counts[term] = counts.get(term, 0.0) + 1.0
+        weighted = [
+            (term, weight * (WORD_WEIGHT_IN_CJK if cjk and not has_cjk(term) else 1.0))
+            for term, weight in counts.items()
+        ]
         if limit is not None and len(weighted) > limit:
             keep = sorted(range(len(weighted)), key=lambda i: -weighted[i][1])[:limit]
             weighted = [weighted[i] for i in sorted(keep)]
