@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.console import Console
 
-from sift.errors import InvalidQueryError
+from sift.errors import SiftError
 from sift.filters import Filter
 from sift.integrations.cli._options import (
     FilterOption,
@@ -168,6 +168,25 @@ def _record_key(record: dict[str, Any], number: int) -> str:
     return str(key) if key is not None else f"line {number}"
 
 
+def _failed(
+    questions: Path,
+    number: int,
+    record: dict[str, Any] | None,
+    error: str,
+    pages: TraceFolder | None,
+) -> int:
+    """Reports a question that got no answer: on stderr, and as its own output line
+    `{"id", "error"}` so that every line of the batch has an answer line. Returns 1."""
+    err_console.print(f"[red]{questions}:{number}[/red]: {error}", highlight=False)
+    key = record.get("id") if record is not None else None
+    sys.stdout.write(json.dumps({"id": key, "error": error}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    if pages is not None:
+        label = _record_key(record, number) if record is not None else f"line {number}"
+        pages.add_failure(label, error)
+    return 1
+
+
 def _trace_pages(html: Path | None, questions: Path | None) -> TraceFolder | None:
     """The batch's page folder; for one question, checks that `html` can be a file."""
     if html is None:
@@ -258,20 +277,17 @@ def register(app: typer.Typer) -> None:
             failures = 0
             for number, record in _batch(questions):
                 if isinstance(record, str):
-                    failures += 1
-                    err_console.print(f"[red]{questions}:{number}[/red]: {record}", highlight=False)
-                    if pages is not None:
-                        pages.add_failure(f"line {number}", record)
+                    failures += _failed(questions, number, None, record, pages)
                     continue
                 try:
                     run_ = asyncio.run(run(record["question"], None))
-                except InvalidQueryError as exc:
-                    failures += 1
-                    err_console.print(f"[red]{questions}:{number}[/red]: {exc}", highlight=False)
-                    if pages is not None:
-                        pages.add_failure(_record_key(record, number), str(exc))
+                except Exception as exc:  # one question never ends the batch
+                    why = str(exc) if isinstance(exc, SiftError) else f"{type(exc).__name__}: {exc}"
+                    failures += _failed(questions, number, record, why, pages)
                     continue
                 result = run_.fused
+                if result.error is not None:
+                    failures += 1  # the line carries the episode's error with its result
                 if pages is not None:
                     pages.add(_record_key(record, number), run_.rollouts or result, fused=result)
                 line = {"id": record.get("id"), **result.model_dump(mode="json")}
