@@ -46,6 +46,7 @@ __all__ = [
     "Script",
     "ScriptRun",
     "default_analyzer",
+    "find_mention",
     "has_cjk",
     "overlap_terms",
     "script_of",
@@ -252,6 +253,34 @@ def script_runs(text: str) -> list[ScriptRun]:
 def has_cjk(text: str) -> bool:
     """Whether `text` holds a character of a script written without spaces (CJK, Thai...)."""
     return _cjk_pattern().search(text) is not None
+
+
+def find_mention(name: str, text: str) -> int | None:
+    """Where `name` is written in `text` as a word of its own (first place), or None.
+
+    An edge of `name` in an alphabetic script or a digit must not touch a letter, digit
+    or underscore ("kemp" is not in "kempton", "5" not in "15"); an edge in a script
+    written without spaces needs no boundary (東京 is in 東京都に, 小笠原諸島 in
+    …北海道と小笠原諸島である). Case is the caller's: compare lower-cased texts.
+    """
+    if not name:
+        return None
+    check_left, check_right = not has_cjk(name[0]), not has_cjk(name[-1])
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (not check_left or start == 0 or not _glued(text[start - 1])) and (
+            not check_right or end == len(text) or not _glued(text[end])
+        ):
+            return start
+        start = text.find(name, start + 1)
+    return None
+
+
+def _glued(char: str) -> bool:
+    """A neighbour that makes an alphabetic name part of a longer word: a letter, digit or
+    underscore, except a CJK character (Japanese writes names with no space around)."""
+    return (char.isalnum() or char == "_") and not has_cjk(char)
 
 
 def _ngrams(run: str, unigrams: bool) -> list[str]:

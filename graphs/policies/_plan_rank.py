@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sift.analysis import has_cjk
+from sift.analysis import find_mention, has_cjk
 from sift.graphs.policies._plan_text import (
     RELATION_CUES,
     STOPWORDS,
@@ -28,7 +28,7 @@ from sift.graphs.policies._plan_text import (
 from sift.graphs.policies._planner_config import TextLimits, Weights
 from sift.types import SeenChunk
 
-__all__ = ["ChunkScore", "Weights", "bridge_spans", "mention_at", "proximity", "score_chunks"]
+__all__ = ["ChunkScore", "Weights", "bridge_spans", "proximity", "score_chunks"]
 
 
 @dataclass
@@ -192,7 +192,7 @@ def score_chunks(
                 # articles have a few paragraphs, that link finds the next hop: skipping
                 # it there cost 0.007 all-gold@10.)
                 continue
-            at = next((p for name in names if (p := mention_at(name, low)) is not None), None)
+            at = next((p for name in names if (p := find_mention(name, low)) is not None), None)
             if at is not None:
                 strength = (a.score / top) * proximity(cue_pos, at, weights)
                 if strength > best:
@@ -214,33 +214,6 @@ def score_chunks(
                 cs.score += weights.mention * hit * share
     ranked = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
     return _spread_documents(ranked, seen, weights.same_doc_step)
-
-
-def mention_at(name: str, low_text: str) -> int | None:
-    """Where `name` is written in `low_text` as a word of its own, or None.
-
-    A Latin edge of the name must not touch a letter or digit (`\\w`): "Kemp" is not in
-    "Kempton". A CJK edge has no such test: Japanese writes no spaces, so 東京 is
-    mentioned in 東京都に, and "Debian" in 「DebianはLinuxの」.
-    """
-    if not name:
-        return None
-    check_left, check_right = not has_cjk(name[0]), not has_cjk(name[-1])
-    start = low_text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        left_ok = not check_left or start == 0 or not _glued(low_text[start - 1])
-        right_ok = not check_right or end == len(low_text) or not _glued(low_text[end])
-        if left_ok and right_ok:
-            return start
-        start = low_text.find(name, start + 1)
-    return None
-
-
-def _glued(char: str) -> bool:
-    """A neighbour that makes a Latin name part of a longer word (as `\\w` does, except
-    that CJK characters, which follow names with no space, do not)."""
-    return (char.isalnum() or char == "_") and not has_cjk(char)
 
 
 def _spread_documents(

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sift.graphs.policies._plan_rank import (
-    _cue_positions,
-    bridge_spans,
-    mention_at,
-    proximity,
-    score_chunks,
-)
+from sift.analysis import find_mention
+from sift.graphs.policies._plan_rank import _cue_positions, bridge_spans, proximity, score_chunks
 from sift.graphs.policies._plan_text import plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig
 from sift.graphs.policies.heuristic import _looks_partial, identifiers
@@ -35,12 +30,12 @@ def seen_chunk(
 
 
 def test_mentions_in_japanese_text_need_no_spaces() -> None:
-    assert mention_at("東京", "本社は東京都にある") == 3
-    assert mention_at("debian", "「debianはlinuxの」") == 1
+    assert find_mention("東京", "本社は東京都にある") == 3
+    assert find_mention("debian", "「debianはlinuxの」") == 1
     # A Latin edge must not touch a letter or digit, as before.
-    assert mention_at("kemp", "taylor kempton") is None
-    assert mention_at("kemp", "taylor kemp, the") == 7
-    assert mention_at("kemp", "kemp_x kemp") == 7
+    assert find_mention("kemp", "taylor kempton") is None
+    assert find_mention("kemp", "taylor kemp, the") == 7
+    assert find_mention("kemp", "kemp_x kemp") == 7
 
 
 def test_japanese_text_has_cue_positions() -> None:
