@@ -37,11 +37,15 @@ from functools import cache, lru_cache
 from typing import Any, ClassVar, Literal, NamedTuple
 
 import Stemmer
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sift.errors import CorpusError
 
 __all__ = [
     "WORD_WEIGHT_IN_CJK",
     "Analyzer",
+    "AnalyzerSettings",
     "CjkMode",
     "Script",
     "ScriptRun",
@@ -458,10 +462,51 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
     return Stemmer.Stemmer(language)
 
 
+class AnalyzerSettings(BaseSettings):
+    """The analyzer of new stores, from the environment (`SIFT_ANALYZER_<FIELD>`), so a
+    command-line user can configure it: `SIFT_ANALYZER_STEMMERS="latin=french"` (script
+    = Snowball language, comma-separated; "none" for no stemming) and
+    `SIFT_ANALYZER_CJK=bigram`. A store keeps the analyzer it was made with."""
+
+    model_config = SettingsConfigDict(env_prefix="SIFT_ANALYZER_", extra="ignore")
+
+    stemmers: str | None = None
+    cjk: CjkMode | None = None
+
+    def analyzer(self) -> Analyzer:
+        options: dict[str, Any] = {}
+        if self.cjk is not None:
+            options["cjk"] = self.cjk
+        if self.stemmers is not None:
+            options["stemmers"] = _parse_stemmers(self.stemmers)
+        return Analyzer(**options)
+
+
+def _parse_stemmers(value: str) -> dict[str, str]:
+    if value.strip().lower() in ("", "none"):
+        return {}
+    out: dict[str, str] = {}
+    for item in value.split(","):
+        script, sep, language = item.partition("=")
+        if not sep or not script.strip() or not language.strip():
+            raise ValueError(
+                f"stemmers: {item.strip()!r} is not SCRIPT=LANGUAGE "
+                "(e.g. latin=french,cyrillic=russian, or none)"
+            )
+        out[script.strip().lower()] = language.strip().lower()
+    return out
+
+
 @lru_cache(maxsize=1)
 def default_analyzer() -> Analyzer:
-    """The analyzer a store uses unless configured otherwise."""
-    return Analyzer()
+    """The analyzer a store uses unless configured otherwise: the defaults of `Analyzer`,
+    or what `SIFT_ANALYZER_*` says (`AnalyzerSettings`)."""
+    try:
+        return AnalyzerSettings().analyzer()
+    except ValueError as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        reason = reason.removeprefix("Value error, ")
+        raise CorpusError(f"the analyzer of new stores (SIFT_ANALYZER_*): {reason}") from None
 
 
 def overlap_terms(text: str) -> list[str]:
