@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import gc
+import json
+import re
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+
+from sift.types import Document
 
 
 @pytest.fixture
@@ -48,3 +54,71 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 f"to run it ({reason!r}): give the skip a reason"
             )
     return report
+
+
+# ---------------------------------------------------------------------- Japanese text
+
+JSQUAD = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "jsquad"
+# Whole articles, so a question's gold paragraph must be told from its article's others.
+_JSQUAD_ARTICLES = ("梅雨", "国際連合平和維持活動")
+_TOKYO_WARD = re.compile("東京都[^。]*区")
+
+
+@dataclass(frozen=True)
+class JapaneseSample:
+    """A small mixed corpus: whole JSQuAD articles, the paragraphs naming a Tokyo ward
+    (東京都…区, for grep), a Japanese page with Latin names and two English pages; and
+    real JSQuAD dev questions with their gold paragraph."""
+
+    documents: list[Document]
+    # (question, gold document id)
+    questions: list[tuple[str, str]]
+
+    def gold(self, question: str) -> str:
+        return dict(self.questions)[question]
+
+
+# A Japanese page holding Latin names, beside English pages about the same thing.
+APPLE_JA = Document(
+    id="ja-apple",
+    title="アップル",
+    text=(
+        "アップル（Apple Inc.）は、アメリカ合衆国カリフォルニア州クパチーノに本社を置く"
+        "企業である。iPhone、iPad、iPodなどの製品を製作・販売している。"
+    ),
+    metadata={"lang": "ja"},
+)
+ENGLISH_PAGES = [
+    Document(
+        id="en-ipod",
+        title="iPod",
+        text="The iPod is a line of portable media players. Sales ended in 2022.",
+        metadata={"lang": "en"},
+    ),
+    Document(
+        id="en-rain",
+        title="Rainy season",
+        text="The rainy season is the time of year when most of a region's rain falls.",
+        metadata={"lang": "en"},
+    ),
+]
+
+
+@pytest.fixture(scope="session")
+def japanese_sample() -> JapaneseSample:
+    if not (JSQUAD / "corpus.jsonl").exists():
+        pytest.skip(f"the shared benchmarks are absent: put them at {JSQUAD.parent}")
+    rows = [json.loads(line) for line in (JSQUAD / "corpus.jsonl").open(encoding="utf-8")]
+    keep = [r for r in rows if r["title"] in _JSQUAD_ARTICLES or _TOKYO_WARD.search(r["text"])]
+    documents = [
+        Document(id=r["id"], title=r["title"], text=r["text"], metadata={"lang": "ja"})
+        for r in keep
+    ]
+    ids = {d.id for d in documents}
+    questions = []
+    for line in (JSQUAD / "questions.jsonl").open(encoding="utf-8"):
+        record = json.loads(line)
+        gold = record["supporting_doc_ids"][0]
+        if gold in ids:
+            questions.append((record["question"], gold))
+    return JapaneseSample([*documents, APPLE_JA, *ENGLISH_PAGES], questions)

@@ -25,6 +25,7 @@ import unicodedata
 
 from sift.analysis import has_cjk
 from sift.graphs.policies._plan_text import QuestionPlan, content_terms
+from sift.graphs.policies._planner_config import TextLimits
 
 __all__ = [
     "candidate_spans_ja",
@@ -196,7 +197,7 @@ def _options(question: str) -> list[str]:
     return []
 
 
-def plan_question_ja(question: str) -> QuestionPlan:
+def plan_question_ja(question: str, limits: TextLimits) -> QuestionPlan:
     """`plan_question` for a question in Japanese (or another CJK language)."""
     plan = QuestionPlan(question=question)
     plan.quoted = [q for q, _ in _quoted(question)]
@@ -223,8 +224,8 @@ def plan_question_ja(question: str) -> QuestionPlan:
     plan.relations = list(
         dict.fromkeys(_RELATIONS[m.group(1)] for m in _RELATION.finditer(question) if m.group(1))
     )
-    entity_terms = {t for e in ordered for t in content_terms(e)}
-    plan.residual = [t for t in content_terms(question) if t not in entity_terms]
+    entity_terms = {t for e in ordered for t in content_terms(e, limits)}
+    plan.residual = [t for t in content_terms(question, limits) if t not in entity_terms]
     entity_keys = {e for e in ordered}
     rest = [run for run, _ in noun_runs(question) if run not in entity_keys and len(run) > 1]
     plan.residual_text = " ".join(dict.fromkeys(rest))

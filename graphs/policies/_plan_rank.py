@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from sift.analysis import find_mention, has_cjk
 from sift.graphs.policies._plan_text import (
     RELATION_CUES,
     STOPWORDS,
@@ -24,31 +25,10 @@ from sift.graphs.policies._plan_text import (
     plan_question,
     terms,
 )
+from sift.graphs.policies._planner_config import TextLimits, Weights
 from sift.types import SeenChunk
 
-__all__ = ["ChunkScore", "Weights", "bridge_spans", "score_chunks"]
-
-
-@dataclass(frozen=True)
-class Weights:
-    """The knobs of the ranking (`HeuristicPlannerConfig.weights()` builds them from the
-    planner's configuration; `fork` perturbs them for rollouts)."""
-
-    title: float
-    entity: float
-    coverage: float
-    rank: float
-    link: float
-    multi: float
-    # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
-    # evidence (coverage alone favours long chunks, which mention more words by chance).
-    length: float
-    mention: float
-    # How many anchor documents are searched for links, the coverage that makes a chunk
-    # an anchor, and the step down of each further chunk of one document in the ranking.
-    max_anchor_docs: int
-    anchor_coverage: float
-    same_doc_step: float
+__all__ = ["ChunkScore", "Weights", "bridge_spans", "proximity", "score_chunks"]
 
 
 @dataclass
@@ -63,13 +43,13 @@ class ChunkScore:
 
 
 @lru_cache(maxsize=65536)
-def _chunk_terms(title: str, text: str) -> frozenset[str]:
-    return frozenset(content_terms(f"{title} {text}"))
+def _chunk_terms(title: str, text: str, limits: TextLimits) -> frozenset[str]:
+    return frozenset(content_terms(f"{title} {text}", limits))
 
 
 @lru_cache(maxsize=16384)
-def _entity_terms(entity: str) -> frozenset[str]:
-    return frozenset(content_terms(entity))
+def _entity_terms(entity: str, limits: TextLimits) -> frozenset[str]:
+    return frozenset(content_terms(entity, limits))
 
 
 @lru_cache(maxsize=65536)
@@ -79,9 +59,10 @@ def _name_terms(name: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65536)
-def _title_matches(title_n: str, entity_n: str) -> bool:
-    """The page is about the entity: same words up to stemming, or nearly (Jaccard >= 2/3:
-    "Taylor Eric Kemp" ~ "Taylor Kemp", but "Virginia" !~ "McLean, Virginia")."""
+def _title_matches(title_n: str, entity_n: str, jaccard: float) -> bool:
+    """The page is about the entity: same words up to stemming, or nearly (Jaccard of
+    at least `jaccard`, 2/3 by default: "Taylor Eric Kemp" ~ "Taylor Kemp", but
+    "Virginia" !~ "McLean, Virginia")."""
     if not title_n or not entity_n:
         return False
     if title_n == entity_n:
@@ -89,7 +70,7 @@ def _title_matches(title_n: str, entity_n: str) -> bool:
     a, b = _name_terms(title_n), _name_terms(entity_n)
     if not a or not b:
         return False
-    return len(a & b) / len(a | b) >= 2 / 3
+    return len(a & b) / len(a | b) >= jaccard
 
 
 def _role_of(argument: str, plan: QuestionPlan) -> str:
@@ -111,19 +92,24 @@ def score_chunks(
     items = [(cid, sc) for cid, sc in seen.items() if include_pruned or not sc.pruned]
     if not items:
         return []
-    q_terms = content_terms(plan.question)
+    limits = weights.text_limits
+    q_terms = content_terms(plan.question, limits)
     n = len(seen)
     df: dict[str, int] = {t: 0 for t in q_terms}
     bags: dict[str, frozenset[str]] = {}
     for cid, sc in seen.items():
-        bag = _chunk_terms(sc.chunk.title, sc.chunk.text)
+        bag = _chunk_terms(sc.chunk.title, sc.chunk.text, limits)
         bags[cid] = bag
         for t in q_terms:
             if t in bag:
                 df[t] += 1
+    # BM25's smoothed IDF over what the episode surfaced (its 0.5 is part of the formula).
     idf = {t: math.log(1.0 + (n + 1) / (df[t] + 0.5)) for t in q_terms}
     total_idf = sum(idf.values()) or 1.0
     entities_n = [(e, norm_title(e)) for e in plan.entities]
+    cjk = has_cjk(plan.question)
+    # A question without spaces: its own search's rank is the strongest single signal.
+    question_rank = weights.question_rank if cjk else 0.0
 
     scores: dict[str, ChunkScore] = {}
     for cid, sc in items:
@@ -132,23 +118,29 @@ def score_chunks(
         bag = bags[cid]
         cs = ChunkScore(chunk_id=cid, score=0.0)
         for entity, entity_n in entities_n:
-            if _title_matches(title_n, entity_n):
+            if _title_matches(title_n, entity_n, weights.title_match_jaccard):
                 cs.title_entity = entity
                 break
         covered = sum(idf[t] for t in q_terms if t in bag)
         cs.coverage = covered / total_idf
-        ent_hits = sum(1 for e, _ in entities_n if _entity_terms(e) and _entity_terms(e) <= bag)
+        ent_hits = sum(
+            1 for e, _ in entities_n if _entity_terms(e, limits) and _entity_terms(e, limits) <= bag
+        )
         first = sc.found_by[0] if sc.found_by else None
-        rank_part = 1.0 / (1.0 + sc.first_rank) if first and first.tool == "search_corpus" else 0.3
+        searched = first is not None and first.tool == "search_corpus"
+        rank_part = 1.0 / (1.0 + sc.first_rank) if searched else weights.other_tool_rank_part
+        by_question = searched and first is not None and first.argument == plan.question
         if first is not None:
             cs.found_by = f"{first.tool}({first.argument!r}) turn {first.turn}"
+        tokens = max(sc.tokens, weights.length_floor_tokens)
         cs.score = (
             weights.title * (1.0 if cs.title_entity else 0.0)
-            + weights.entity * min(ent_hits, 3) / 3.0
+            + weights.entity * min(ent_hits, weights.entity_hits_cap) / weights.entity_hits_cap
             + weights.coverage * cs.coverage
             + weights.rank * rank_part
-            + weights.multi * min(len({f.argument for f in sc.found_by}) - 1, 2)
-            - weights.length * math.log2(max(sc.tokens, 16) / 128)
+            + question_rank * (rank_part if by_question else 0.0)
+            + weights.multi * min(len({f.argument for f in sc.found_by}) - 1, weights.multi_cap)
+            - weights.length * math.log2(tokens / weights.length_reference_tokens)
         )
         scores[cid] = cs
 
@@ -171,34 +163,38 @@ def score_chunks(
         parts = sorted(pieces[doc_id], key=lambda p: p.chunk.index)
         raw = " ".join(p.chunk.text for p in parts)
         low = raw.lower()
-        anchor_info.append((a, low, _cue_positions(plan, low)))
-        if weights.mention and len(anchor_info) <= 2:
-            spans = bridge_spans(plan, seen[a.chunk_id].chunk.title, raw, limit=3)
+        anchor_title = norm_title(seen[a.chunk_id].chunk.title)
+        anchor_info.append((a, low, anchor_title, _cue_positions(plan, low, limits)))
+        if weights.mention and len(anchor_info) <= weights.mention_anchors:
+            title = seen[a.chunk_id].chunk.title
+            spans = bridge_spans(plan, title, raw, limit=weights.mention_spans, weights=weights)
             strength = a.score / top
             mentions += [(span.lower(), strength * sc_) for span, sc_ in spans]
         if len(anchor_docs) >= weights.max_anchor_docs:
             break
     entity_keys = {e.lower() for e in plan.entities}
+    shortest = weights.link_min_title_chars
     for cid, cs in scores.items():
         title_n = norm_title(seen[cid].chunk.title)
-        if len(title_n) < 4 or title_n in entity_keys:
+        if len(title_n) < shortest or title_n in entity_keys:
             continue
         # "Arthurdale, West Virginia" is written "Arthurdale" in running text.
         head = norm_title(seen[cid].chunk.title.split(",")[0])
-        names = [title_n] if len(head) < 4 or head == title_n else [title_n, head]
+        names = [title_n] if len(head) < shortest or head == title_n else [title_n, head]
         best = 0.0
-        for a, low, cue_pos in anchor_info:
-            if a.chunk_id == cid or seen[a.chunk_id].chunk.doc_id == seen[cid].chunk.doc_id:
+        for a, low, anchor_title, cue_pos in anchor_info:
+            if seen[a.chunk_id].chunk.doc_id == seen[cid].chunk.doc_id:
+                continue  # a page does not link to itself
+            if cjk and anchor_title == title_n:
+                # Nor, in Japanese, to the other paragraphs of its own article: JSQuAD's
+                # articles are a score of paragraphs of one title, each written with the
+                # title, and the bonus would lift all of them alike. (In MuSiQue, whose
+                # articles have a few paragraphs, that link finds the next hop: skipping
+                # it there cost 0.007 all-gold@10.)
                 continue
-            m = None
-            for name in names:
-                # Substring first: the word-boundary regex only runs on real candidates.
-                if name in low:
-                    m = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", low)
-                    if m:
-                        break
-            if m:
-                strength = (a.score / top) * proximity(cue_pos, m.start())
+            at = next((p for name in names if (p := find_mention(name, low)) is not None), None)
+            if at is not None:
+                strength = (a.score / top) * proximity(cue_pos, at, weights)
                 if strength > best:
                     best, cs.linked_from = strength, a.chunk_id
         cs.score += weights.link * best
@@ -234,22 +230,37 @@ def _spread_documents(
     return sorted(ranked, key=lambda s: (-s.score, s.chunk_id))
 
 
-def _cue_positions(plan: QuestionPlan, low_text: str) -> list[int]:
-    return _cue_positions_cached(plan.question, low_text)
+def _cue_positions(plan: QuestionPlan, low_text: str, limits: TextLimits) -> list[int]:
+    return _cue_positions_cached(plan.question, low_text, limits)
 
 
 @lru_cache(maxsize=4096)
-def _cue_pattern(question: str) -> re.Pattern[str] | None:
-    plan = _plan_of(question)
+def _cue_pattern(question: str, limits: TextLimits) -> re.Pattern[str] | None:
+    plan = _plan_of(question, limits)
     cue_words: set[str] = set()
+    if has_cjk(question):
+        # Japanese: the question's noun runs (names and the words around them), found
+        # anywhere (no word boundaries to look for).
+        from sift.graphs.policies._plan_ja import noun_runs
+
+        cues = [run for run, _ in noun_runs(question)] + list(plan.entities)
+        cue_words = {c.lower() for c in cues if len(c) >= limits.cjk_name_min_chars}
+        if not cue_words:
+            return None
+        alternatives = "|".join(re.escape(c) for c in sorted(cue_words, key=lambda c: (-len(c), c)))
+        return re.compile(rf"(?={alternatives})")
     for rel in plan.relations:
         cue_words.update(RELATION_CUES[rel])
     entity_words = {w for e in plan.entities for w in re.findall(r"[a-z]+", e.lower())}
     for word in re.findall(r"[a-z]+", plan.question.lower()):
-        if word not in STOPWORDS and len(word) > 3 and word not in entity_words:
-            cue_words.add(word[:5])
+        if (
+            word not in STOPWORDS
+            and len(word) >= limits.cue_word_min_chars
+            and word not in entity_words
+        ):
+            cue_words.add(word[: limits.cue_prefix_chars])
     # Mentions of the question's own entities also point at the relevant sentence.
-    cue_words.update(e.lower() for e in plan.entities if len(e) > 3)
+    cue_words.update(e.lower() for e in plan.entities if len(e) >= limits.cue_entity_min_chars)
     if not cue_words:
         return None
     alternatives = "|".join(re.escape(c) for c in sorted(cue_words, key=lambda c: (-len(c), c)))
@@ -257,24 +268,39 @@ def _cue_pattern(question: str) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=8192)
-def _cue_positions_cached(question: str, low_text: str) -> list[int]:
-    pattern = _cue_pattern(question)
+def _cue_positions_cached(question: str, low_text: str, limits: TextLimits) -> list[int]:
+    pattern = _cue_pattern(question, limits)
     return [] if pattern is None else [m.start() for m in pattern.finditer(low_text)]
 
 
 @lru_cache(maxsize=4096)
-def _plan_of(question: str) -> QuestionPlan:
-    return plan_question(question)
+def _plan_of(question: str, limits: TextLimits) -> QuestionPlan:
+    return plan_question(question, limits)
 
 
-def proximity(cue_pos: list[int], pos: int) -> float:
+@lru_cache(maxsize=1)
+def _default_weights() -> Weights:
+    from sift.graphs.policies._planner_config import HeuristicPlannerConfig
+
+    return HeuristicPlannerConfig().weights()
+
+
+def proximity(cue_pos: list[int], pos: int, weights: Weights | None = None) -> float:
     """How close a mention is to the question's cues in a text (1 = on top of one)."""
-    dist = min((abs(pos - p) for p in cue_pos), default=400)
-    return 1.0 / (1.0 + dist / 40.0) + 0.3 / (1.0 + pos / 200.0)
+    w = weights or _default_weights()
+    dist = min((abs(pos - p) for p in cue_pos), default=w.proximity_default_distance)
+    return 1.0 / (1.0 + dist / w.proximity_distance_scale) + w.proximity_position_weight / (
+        1.0 + pos / w.proximity_position_scale
+    )
 
 
 def bridge_spans(
-    plan: QuestionPlan, title: str, text: str, *, limit: int
+    plan: QuestionPlan,
+    title: str,
+    text: str,
+    *,
+    limit: int,
+    weights: Weights | None = None,
 ) -> list[tuple[str, float]]:
     """Names in an anchor's text that the question's relation most likely points to.
 
@@ -282,23 +308,26 @@ def bridge_spans(
     question's other words rank first; earlier spans win ties (a page states its key
     facts first). Spans that merely repeat the question or the page's own title are skipped.
     """
-    cue_pos = _cue_positions(plan, text.lower())
+    w = weights or _default_weights()
+    cue_pos = _cue_positions(plan, text.lower(), w.text_limits)
     own = norm_title(title)
     q_low = plan.question.lower()
     ranked: list[tuple[float, int, str]] = []
     seen_spans: set[str] = set()
     for span, pos in candidate_spans(text):
         key = span.lower()
-        if key in seen_spans or len(key) < 3 or key in q_low or key in own or own in key:
+        shortest = w.text_limits.cjk_name_min_chars if has_cjk(key) else w.span_min_chars
+        if key in seen_spans or len(key) < shortest or key in q_low or key in own or own in key:
             continue
         if key in STOPWORDS or not any(c.isalpha() for c in key):
             continue
         seen_spans.add(key)
-        score = proximity(cue_pos, pos) + 0.1 * min(span.count(" "), 3)
+        words = min(span.count(" "), w.span_word_bonus_cap)
+        score = proximity(cue_pos, pos, w) + w.span_word_bonus * words
         if " " not in span and (pos == 0 or text[:pos].rstrip()[-1:] in {".", "!", "?", ";"}):
             # A lone capitalised word opening a sentence is as often a plain word
             # ("Filming took place ...") as a name.
-            score *= 0.5
+            score *= w.sentence_start_factor
         ranked.append((-score, pos, span))
     ranked.sort()
     return [(span, -neg) for neg, _, span in ranked[:limit]]

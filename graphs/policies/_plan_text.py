@@ -15,6 +15,7 @@ from functools import lru_cache
 import Stemmer
 
 from sift.analysis import has_cjk
+from sift.graphs.policies._planner_config import TextLimits, default_text_limits
 
 __all__ = [
     "QuestionPlan",
@@ -50,9 +51,18 @@ _CONNECTORS = frozenset(
 )
 
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
-_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,120})[\"“”]")
 _PAREN = re.compile(r"\s*\([^)]*\)\s*")
-_NUMBER = re.compile(r"\b\d{3,4}\b")
+
+
+@lru_cache(maxsize=16)
+def _quoted(low: int, high: int) -> re.Pattern[str]:
+    return re.compile(rf"[\"“”]([^\"“”]{{{low},{high}}})[\"“”]")
+
+
+@lru_cache(maxsize=16)
+def _number(low: int, high: int) -> re.Pattern[str]:
+    return re.compile(rf"\b\d{{{low},{high}}}\b")
+
 
 # Relation nouns of compositional questions and the words that state them in a passage.
 RELATION_CUES: dict[str, tuple[str, ...]] = {
@@ -99,11 +109,14 @@ def terms(text: str) -> list[str]:
     return _STEMMER.stemWords(_words(text))
 
 
-def content_terms(text: str) -> list[str]:
+def content_terms(text: str, limits: TextLimits | None = None) -> list[str]:
     """Stemmed content words, stopwords dropped, in order, without repeats."""
+    shortest = (limits or default_text_limits()).content_word_min_chars
     # A single letter says nothing; a single kanji (from _plan_ja) does.
     words = [
-        w for w in _words(text, content=True) if (len(w) > 1 or has_cjk(w)) and w not in STOPWORDS
+        w
+        for w in _words(text, content=True)
+        if (len(w) >= shortest or has_cjk(w)) and w not in STOPWORDS
     ]
     return list(dict.fromkeys(_STEMMER.stemWords(words)))
 
@@ -246,19 +259,21 @@ def _clean_option(option: str) -> str:
     return " ".join(words).strip(" ,;:\"'“”")
 
 
-def plan_question(question: str) -> QuestionPlan:
+def plan_question(question: str, limits: TextLimits | None = None) -> QuestionPlan:
     """Splits a question into entities, comparison options, quoted strings and relations."""
+    limits = limits or default_text_limits()
     # --- CJK dispatch (issue 10): Japanese questions are decomposed by _plan_ja ---
     if has_cjk(question):
         from sift.graphs.policies._plan_ja import plan_question_ja
 
-        return plan_question_ja(question)
+        return plan_question_ja(question, limits)
     plan = QuestionPlan(question=question)
-    plan.quoted = [q.strip() for q in _QUOTED.findall(question) if q.strip()]
-    plan.numbers = _NUMBER.findall(question)
+    quoted = _quoted(limits.quote_min_chars, limits.quote_max_chars)
+    plan.quoted = [q.strip() for q in quoted.findall(question) if q.strip()]
+    plan.numbers = _number(limits.number_min_digits, limits.number_max_digits).findall(question)
     comparison = bool(_COMPARISON_CUES.search(question))
     options = [_clean_option(o) for o in _split_alternatives(question)] if comparison else []
-    options = [o for o in options if o and len(o) <= 80 and _has_cap(o)]
+    options = [o for o in options if o and len(o) <= limits.option_max_chars and _has_cap(o)]
     plan.comparison = len(options) >= 2 or bool(
         re.search(r"\bboth\b|\bsame\b|\bin common\b", question, re.IGNORECASE)
     )
@@ -285,13 +300,15 @@ def plan_question(question: str) -> QuestionPlan:
     plan.entities = ordered
     low = question.lower()
     plan.relations = [r for r in RELATION_CUES if re.search(rf"\b{r}", low)]
-    entity_terms = {t for e in ordered for t in content_terms(e)}
-    plan.residual = [t for t in content_terms(question) if t not in entity_terms]
+    entity_terms = {t for e in ordered for t in content_terms(e, limits)}
+    plan.residual = [t for t in content_terms(question, limits) if t not in entity_terms]
     entity_words = {w.lower() for e in ordered for w in _WORD.findall(e)}
     words = [
         w
         for w in _WORD.findall(question)
-        if w.lower() not in STOPWORDS and w.lower() not in entity_words and len(w) > 2
+        if w.lower() not in STOPWORDS
+        and w.lower() not in entity_words
+        and len(w) >= limits.residual_word_min_chars
     ]
     plan.residual_text = " ".join(dict.fromkeys(words))
     return plan

@@ -1,13 +1,77 @@
-"""HeuristicPlannerConfig: every number the heuristic planner uses, documented once."""
+"""HeuristicPlannerConfig: every number the heuristic planner uses, documented once.
+
+The planner's modules take their numbers from two views of the configuration, built here:
+`TextLimits` (how questions and passages are read: _plan_text, _plan_ja) and `Weights`
+(how surfaced chunks are ranked and bridge names picked: _plan_rank).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sift.graphs.policies._plan_rank import Weights
+__all__ = ["HeuristicPlannerConfig", "TextLimits", "Weights", "default_text_limits"]
 
-__all__ = ["HeuristicPlannerConfig"]
+
+@dataclass(frozen=True)
+class TextLimits:
+    """How the planner reads text (`HeuristicPlannerConfig.text_limits()`)."""
+
+    quote_min_chars: int
+    quote_max_chars: int
+    option_max_chars: int
+    number_min_digits: int
+    number_max_digits: int
+    content_word_min_chars: int
+    residual_word_min_chars: int
+    cue_word_min_chars: int
+    cue_prefix_chars: int
+    cue_entity_min_chars: int
+    cjk_name_min_chars: int
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The knobs of the ranking (`HeuristicPlannerConfig.weights()` builds them from the
+    planner's configuration; `fork` perturbs them for rollouts)."""
+
+    title: float
+    entity: float
+    coverage: float
+    rank: float
+    link: float
+    multi: float
+    # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
+    # evidence (coverage alone favours long chunks, which mention more words by chance).
+    length: float
+    mention: float
+    # How many anchor documents are searched for links, the coverage that makes a chunk
+    # an anchor, and the step down of each further chunk of one document in the ranking.
+    max_anchor_docs: int
+    anchor_coverage: float
+    same_doc_step: float
+    question_rank: float
+    other_tool_rank_part: float
+    entity_hits_cap: int
+    multi_cap: int
+    length_floor_tokens: int
+    length_reference_tokens: int
+    title_match_jaccard: float
+    link_min_title_chars: int
+    mention_anchors: int
+    mention_spans: int
+    proximity_default_distance: float
+    proximity_distance_scale: float
+    proximity_position_weight: float
+    proximity_position_scale: float
+    span_min_chars: int
+    span_word_bonus: float
+    span_word_bonus_cap: int
+    sentence_start_factor: float
+    text_limits: TextLimits
 
 
 class HeuristicPlannerConfig(BaseSettings):
@@ -45,7 +109,31 @@ class HeuristicPlannerConfig(BaseSettings):
     partial_chunk_chars: int = Field(default=200, ge=0)
     # Later rounds hop from pages with at least this share of the question's content.
     hop_anchor_coverage: float = Field(default=0.25, ge=0.0, le=1.0)
-    # Ranking weights (see _plan_rank.score_chunks).
+    # Identifiers grepped verbatim (letters and digits mixed, "B-52"): at least this long.
+    identifier_min_chars: int = Field(default=3, ge=1)
+
+    # --- how questions and passages are read (TextLimits) ---
+    # A quoted string of this many characters is a name to search and grep.
+    quote_min_chars: int = Field(default=2, ge=1)
+    quote_max_chars: int = Field(default=120, ge=1)
+    # A comparison option ("A or B") longer than this is a clause, not a name.
+    option_max_chars: int = Field(default=80, ge=1)
+    # Numbers of this many digits are kept as numbers (years).
+    number_min_digits: int = Field(default=3, ge=1)
+    number_max_digits: int = Field(default=4, ge=1)
+    # Content words (coverage terms) have at least this many letters (one kanji is enough).
+    content_word_min_chars: int = Field(default=2, ge=1)
+    # Words of the question outside its names, appended to hop queries, at least this long.
+    residual_word_min_chars: int = Field(default=3, ge=1)
+    # Relation cues: question words this long, matched by their first `cue_prefix_chars`
+    # letters ("marri" for married, marriage); question names this long are cues too.
+    cue_word_min_chars: int = Field(default=4, ge=1)
+    cue_prefix_chars: int = Field(default=5, ge=1)
+    cue_entity_min_chars: int = Field(default=4, ge=1)
+    # In Japanese, names and cue words this long (two kanji make a name: 東京, 京都).
+    cjk_name_min_chars: int = Field(default=2, ge=1)
+
+    # --- ranking weights (Weights; see _plan_rank.score_chunks) ---
     title_weight: float = 3.0
     entity_weight: float = 1.0
     coverage_weight: float = 4.0
@@ -56,6 +144,43 @@ class HeuristicPlannerConfig(BaseSettings):
     # evidence (coverage alone favours long chunks, which mention more words by chance).
     length_weight: float = 0.4
     mention_weight: float = 2.0
+    # How far the search of the whole question ranked a chunk (1 / (1 + rank)), for a
+    # question in a script without spaces: there the question's own search is the best
+    # single signal (single-shot BM25 puts the gold paragraph first for 0.89 of JSQuAD's
+    # questions), while coverage, counted over character bigrams, is noisy: on JSQuAD
+    # weights 0 / 0.5 / 1 / 1.5 / 3 gave hit@10 0.9875 / 0.9875 / 0.99 / 0.99 / 0.99 and
+    # MRR@10 0.9450 / 0.9383 / 0.9429 / 0.9397 / 0.9318. English questions do not use it.
+    cjk_question_rank_weight: float = 1.0
+    # A chunk first found by a tool other than search (grep, read) gets this rank part.
+    other_tool_rank_part: float = 0.3
+    # Entity hits count up to this many; sub-queries that found a chunk up to this many.
+    entity_hits_cap: int = Field(default=3, ge=1)
+    multi_cap: int = Field(default=2, ge=0)
+    # The length penalty measures tokens against this reference, from this floor up.
+    length_floor_tokens: int = Field(default=16, ge=1)
+    length_reference_tokens: int = Field(default=128, ge=1)
+    # A page is about an entity when their names share this share of their words.
+    title_match_jaccard: float = Field(default=2 / 3, gt=0.0, le=1.0)
+    # Titles shorter than this are not looked for in anchors' text (too many false hits).
+    link_min_title_chars: int = Field(default=4, ge=1)
+    # Bridge names of the best `mention_anchors` anchors, `mention_spans` per anchor,
+    # lift the pages that mention them.
+    mention_anchors: int = Field(default=2, ge=0)
+    mention_spans: int = Field(default=3, ge=0)
+    # proximity(): 1 / (1 + distance / scale) + weight / (1 + position / position scale),
+    # distance being the default when the text has no cue.
+    proximity_default_distance: float = Field(default=400.0, ge=0.0)
+    proximity_distance_scale: float = Field(default=40.0, gt=0.0)
+    proximity_position_weight: float = Field(default=0.3, ge=0.0)
+    proximity_position_scale: float = Field(default=200.0, gt=0.0)
+    # Bridge names in Latin letters are at least this long (CJK: `cjk_name_min_chars`).
+    span_min_chars: int = Field(default=3, ge=1)
+    # Multi-word names are likelier names: this bonus per word, up to the cap.
+    span_word_bonus: float = Field(default=0.1, ge=0.0)
+    span_word_bonus_cap: int = Field(default=3, ge=0)
+    # A lone capitalised word opening a sentence is as often a plain word: its score is
+    # scaled by this.
+    sentence_start_factor: float = Field(default=0.5, ge=0.0, le=1.0)
     # Anchor documents searched for links, the coverage that makes a page an anchor for
     # links, and the step down of each further chunk of one document.
     max_anchor_docs: int = Field(default=6, ge=1)
@@ -65,6 +190,34 @@ class HeuristicPlannerConfig(BaseSettings):
     # 1 +- fork_weight_spread, the rank weight in 1 +- fork_rank_spread.
     fork_weight_spread: float = Field(default=0.2, ge=0.0, lt=1.0)
     fork_rank_spread: float = Field(default=0.3, ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _ranges_are_ordered(self) -> HeuristicPlannerConfig:
+        for low, high in (
+            ("quote_min_chars", "quote_max_chars"),
+            ("number_min_digits", "number_max_digits"),
+        ):
+            if getattr(self, low) > getattr(self, high):
+                raise ValueError(
+                    f"{low} ({getattr(self, low)}) is above {high} ({getattr(self, high)})"
+                )
+        return self
+
+    def text_limits(self) -> TextLimits:
+        """How questions and passages are read, from these settings."""
+        return TextLimits(
+            quote_min_chars=self.quote_min_chars,
+            quote_max_chars=self.quote_max_chars,
+            option_max_chars=self.option_max_chars,
+            number_min_digits=self.number_min_digits,
+            number_max_digits=self.number_max_digits,
+            content_word_min_chars=self.content_word_min_chars,
+            residual_word_min_chars=self.residual_word_min_chars,
+            cue_word_min_chars=self.cue_word_min_chars,
+            cue_prefix_chars=self.cue_prefix_chars,
+            cue_entity_min_chars=self.cue_entity_min_chars,
+            cjk_name_min_chars=self.cjk_name_min_chars,
+        )
 
     def weights(self) -> Weights:
         """The ranking's weights from these settings."""
@@ -80,4 +233,30 @@ class HeuristicPlannerConfig(BaseSettings):
             max_anchor_docs=self.max_anchor_docs,
             anchor_coverage=self.link_anchor_coverage,
             same_doc_step=self.same_doc_step,
+            question_rank=self.cjk_question_rank_weight,
+            other_tool_rank_part=self.other_tool_rank_part,
+            entity_hits_cap=self.entity_hits_cap,
+            multi_cap=self.multi_cap,
+            length_floor_tokens=self.length_floor_tokens,
+            length_reference_tokens=self.length_reference_tokens,
+            title_match_jaccard=self.title_match_jaccard,
+            link_min_title_chars=self.link_min_title_chars,
+            mention_anchors=self.mention_anchors,
+            mention_spans=self.mention_spans,
+            proximity_default_distance=self.proximity_default_distance,
+            proximity_distance_scale=self.proximity_distance_scale,
+            proximity_position_weight=self.proximity_position_weight,
+            proximity_position_scale=self.proximity_position_scale,
+            span_min_chars=self.span_min_chars,
+            span_word_bonus=self.span_word_bonus,
+            span_word_bonus_cap=self.span_word_bonus_cap,
+            sentence_start_factor=self.sentence_start_factor,
+            text_limits=self.text_limits(),
         )
+
+
+@lru_cache(maxsize=1)
+def default_text_limits() -> TextLimits:
+    """The text limits of the default configuration (the environment included), for
+    callers that pass none."""
+    return HeuristicPlannerConfig().text_limits()

@@ -23,19 +23,24 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from dataclasses import replace
 from functools import lru_cache
 
-from sift.graphs.policies._plan_rank import ChunkScore, Weights, bridge_spans, score_chunks
+from sift.analysis import has_cjk
+from sift.graphs.policies._plan_rank import ChunkScore, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
-from sift.graphs.policies._planner_config import HeuristicPlannerConfig
+from sift.graphs.policies._planner_config import HeuristicPlannerConfig, TextLimits, Weights
 from sift.types import Decision, FinalDocument, PolicyView, SeenChunk, ToolCall
 
-__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "escape_pattern"]
+__all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "escape_pattern", "identifiers"]
 
 _REGEX_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
-_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9-]{3,}\b")
-_TERMINAL = (".", "!", "?", '"', "'", ")", "”")
+# A run of letters (of any alphabet), digits and hyphens; CJK characters end it ("GTX1080
+# を搭載" holds GTX1080, "2020年" no identifier).
+_WORD_RUN = re.compile(r"[\w-]+")
+# Sentence ends, Japanese ones (and the brackets that close after them) included.
+_TERMINAL = (".", "!", "?", '"', "'", ")", "”", "。", "！", "？", "」", "』", "）")
 
 
 def escape_pattern(text: str) -> str:
@@ -44,8 +49,29 @@ def escape_pattern(text: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _plan(question: str) -> QuestionPlan:
-    return plan_question(question)
+def _plan(question: str, limits: TextLimits) -> QuestionPlan:
+    return plan_question(question, limits)
+
+
+@lru_cache(maxsize=4096)
+def identifiers(question: str, min_chars: int = 3) -> list[str]:
+    """Codes and model names of the question to grep verbatim: runs of letters, digits
+    and hyphens holding both a letter and a digit ("B-52", "Su-27", "GTX1080", full width
+    "ＧＴＸ１０８０" too), in any alphabet; CJK text around them is not part of them."""
+    text = unicodedata.normalize("NFKC", question)
+    if has_cjk(text):
+        text = "".join(" " if has_cjk(c) else c for c in text)
+    found = []
+    for run in _WORD_RUN.findall(text):
+        run = run.strip("-_")
+        if (
+            len(run) >= min_chars
+            and any(c.isdigit() for c in run)
+            and any(c.isalpha() for c in run)
+            and not run.isdigit()
+        ):
+            found.append(run)
+    return list(dict.fromkeys(found))
 
 
 class HeuristicPlanner:
@@ -73,7 +99,7 @@ class HeuristicPlanner:
 
     # The synchronous core, so that benchmarks and tests can call it without a loop.
     def step(self, view: PolicyView) -> Decision:
-        plan = _plan(view.question)
+        plan = _plan(view.question, self.weights.text_limits)
         issued, rounds, last_was_prune = _issued_calls(view)
         ranked = score_chunks(plan, view.seen, self.weights)
 
@@ -106,9 +132,7 @@ class HeuristicPlanner:
             random.Random(self.config.seed).shuffle(entities)
         calls = [ToolCall(name="search_corpus", arguments={"query": plan.question})]
         calls += [ToolCall(name="search_corpus", arguments={"query": e}) for e in entities]
-        exact = list(plan.quoted) + [
-            m for m in _IDENTIFIER.findall(plan.question) if not m.isdigit()
-        ]
+        exact = list(plan.quoted) + identifiers(plan.question, self.config.identifier_min_chars)
         for text in exact[: self.config.max_greps]:
             calls.append(
                 ToolCall(name="grep_corpus", arguments={"pattern": "(?i)" + escape_pattern(text)})
@@ -193,7 +217,11 @@ class HeuristicPlanner:
         solo = self.config.bridges_per_anchor
         group = self.config.names_per_group
         spans = bridge_spans(
-            plan, best.chunk.title, text, limit=solo + group * self.config.groups_per_anchor
+            plan,
+            best.chunk.title,
+            text,
+            limit=solo + group * self.config.groups_per_anchor,
+            weights=self.weights,
         )
         for i, (span, _) in enumerate(spans[:solo]):
             calls.append(ToolCall(name="search_corpus", arguments={"query": span}))

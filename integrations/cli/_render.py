@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
@@ -34,8 +35,12 @@ def safe(text: str) -> str:
 
 
 def _short(value: object, width: int = 60) -> str:
+    """One line of at most `width` terminal cells: a Japanese character takes two, so
+    cutting by characters would make Japanese lines twice as wide as English ones."""
     text = " ".join(printable(str(value)).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, width - 1).rstrip() + "…"
 
 
 class EpisodeProgress:

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sift.errors import InvalidQueryError
+from sift.errors import SiftError
 from sift.filters import Filter
 from sift.integrations.cli._options import (
     FilterOption,
@@ -174,6 +174,25 @@ def _record_key(record: dict[str, Any], number: int) -> str:
     return str(key) if key is not None else f"line {number}"
 
 
+def _failed(
+    questions: Path,
+    number: int,
+    record: dict[str, Any] | None,
+    error: str,
+    pages: TraceFolder | None,
+) -> int:
+    """Reports a question that got no answer: on stderr, and as its own output line
+    `{"id", "error"}` so that every line of the batch has an answer line. Returns 1."""
+    err_console.print(f"[red]{questions}:{number}[/red]: {safe(error)}", highlight=False)
+    key = record.get("id") if record is not None else None
+    sys.stdout.write(json.dumps({"id": key, "error": error}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    if pages is not None:
+        label = _record_key(record, number) if record is not None else f"line {number}"
+        pages.add_failure(label, error)
+    return 1
+
+
 def _trace_pages(html: Path | None, questions: Path | None) -> TraceFolder | None:
     """The batch's page folder; for one question, checks that `html` can be a file."""
     if html is None:
@@ -196,11 +215,13 @@ def _run_batch(
     quiet: bool,
 ) -> int:
     """Answers every question of the batch, one JSON line each on stdout, with a progress
-    bar on stderr; the exit code: 2 when a line could not be used, 1 when an episode
+    bar on stderr. A question that gets no answer (an unusable line, a refused query, any
+    error) is reported on stderr and as its own line `{"id", "error"}`, so every input
+    line has an output line; the exit code is 1 when any question failed or an episode
     stopped on an error (a model server failing), else 0. Ctrl-C stops after the lines
     written so far and says so."""
     batch = _batch(questions)
-    bad_lines = errored = done = 0
+    failed = errored = done = 0
     progress = Progress(
         TextColumn("[bold]questions"),
         BarColumn(),
@@ -216,22 +237,13 @@ def _run_batch(
             for number, record in batch:
                 progress.advance(task)
                 if isinstance(record, str):
-                    bad_lines += 1
-                    progress.console.print(
-                        f"[red]{questions}:{number}[/red]: {record}", highlight=False
-                    )
-                    if pages is not None:
-                        pages.add_failure(f"line {number}", record)
+                    failed += _failed(questions, number, None, record, pages)
                     continue
                 try:
                     run_ = asyncio.run(run(record["question"], None))
-                except InvalidQueryError as exc:
-                    bad_lines += 1
-                    progress.console.print(
-                        f"[red]{questions}:{number}[/red]: {exc}", highlight=False
-                    )
-                    if pages is not None:
-                        pages.add_failure(_record_key(record, number), str(exc))
+                except Exception as exc:  # one question never ends the batch
+                    why = str(exc) if isinstance(exc, SiftError) else f"{type(exc).__name__}: {exc}"
+                    failed += _failed(questions, number, record, why, pages)
                     continue
                 result = run_.fused
                 if result.stopped_because == "error":
@@ -257,9 +269,7 @@ def _run_batch(
         return EXIT_INTERRUPTED
     if pages is not None:
         err_console.print(f"trace pages: {pages.write_index()}", highlight=False)
-    if bad_lines:
-        return 2
-    return EXIT_PARTIAL if errored else 0
+    return EXIT_PARTIAL if failed or errored else 0
 
 
 def register(app: typer.Typer) -> None:

@@ -1,16 +1,34 @@
 """Embedders by name: `static` (default, shipped model2vec model), `minilm`,
-`ollama:<model>` and `hash` (dependency-free, for tests and tiny set-ups)."""
+`ollama:<model>` and `hash` (dependency-free, for tests and tiny set-ups), and the
+languages each covers (`embedder_languages`, `covers`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from sift.integrations.embedders._hash import HashEmbedder
+from sift.integrations.embedders._languages import (
+    ANY_LANGUAGE,
+    OllamaEmbedSettings,
+    covers,
+    embedder_languages,
+    parse_languages,
+)
 
 if TYPE_CHECKING:
     from sift.protocols import Embedder
 
-__all__ = ["DEFAULT_EMBEDDER", "HashEmbedder", "embedder_names", "get_embedder"]
+__all__ = [
+    "ANY_LANGUAGE",
+    "DEFAULT_EMBEDDER",
+    "HashEmbedder",
+    "OllamaEmbedSettings",
+    "covers",
+    "embedder_languages",
+    "embedder_names",
+    "get_embedder",
+    "parse_languages",
+]
 
 DEFAULT_EMBEDDER = "static"
 

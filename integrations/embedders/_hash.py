@@ -31,6 +31,11 @@ class HashEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def languages(self) -> frozenset[str]:
+        """Surface features of any script."""
+        return frozenset({"*"})
+
     def _features(self, text: str) -> list[str]:
         words = [w.lower() for w in _WORD.findall(text)]
         grams = [w[i : i + 3] for w in words if len(w) > 3 for i in range(len(w) - 2)]

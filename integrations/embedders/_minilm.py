@@ -65,6 +65,11 @@ class MiniLMEmbedder:
         return "minilm"
 
     @property
+    def languages(self) -> frozenset[str]:
+        """all-MiniLM-L6-v2 was trained on English."""
+        return frozenset({"en"})
+
+    @property
     def dim(self) -> int:
         return self._dim
 

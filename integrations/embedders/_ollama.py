@@ -2,13 +2,15 @@
 
 For users who already run Ollama and want a stronger embedder than the shipped static
 one. Nothing is downloaded by sift: the model must be pulled with `ollama pull` first.
+A multilingual model (bge-m3 for Japanese) declares its languages so that hybrid search
+uses it on Japanese queries (see sift.integrations.embedders._languages).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import httpx
 import numpy as np
@@ -39,6 +41,7 @@ class OllamaEmbedder:
         retries: int = 2,
         backoff: float = 0.5,
         keep_alive: str | float | None = "30m",
+        languages: str | Iterable[str] | None = None,
     ) -> None:
         if not model:
             raise ValueError(
@@ -59,10 +62,21 @@ class OllamaEmbedder:
             host=self.host, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout))
         )
         self._dim: int | None = None
+        from sift.integrations.embedders._languages import languages_of_model, parse_languages
+
+        self._languages = (
+            languages_of_model(model) if languages is None else parse_languages(languages)
+        )
 
     @property
     def name(self) -> str:
         return f"ollama:{self.model}"
+
+    @property
+    def languages(self) -> frozenset[str]:
+        """The model's languages: the `languages` option, `SIFT_OLLAMA_EMBED_LANGUAGES`,
+        a known multilingual model (bge-m3, ...: "*"), else English."""
+        return self._languages
 
     @property
     def dim(self) -> int:

@@ -119,6 +119,11 @@ class StaticEmbedder:
         return "static"
 
     @property
+    def languages(self) -> frozenset[str]:
+        """Distilled from an English model: Japanese text is unknown tokens to it."""
+        return frozenset({"en"})
+
+    @property
     def model_id(self) -> str:
         """Which build of the static model this is (changes when the distillation does)."""
         return str(self._config.get("sift_model_id", "static-unknown"))

@@ -39,6 +39,8 @@ class DatasetInfo(BaseModel):
     questions_with_absent_gold: int
     absent_gold_ids: int
     absent_gold: dict[str, list[str]] = Field(default_factory=dict)
+    # The most gold passages any question has (1 for JSQuAD: all-gold@k is then hit@k).
+    max_gold_per_question: int = 0
 
 
 class EvalReport(BaseModel):
@@ -207,6 +209,11 @@ def render_markdown(report: EvalReport, plots: Sequence[str] = ()) -> str:
         f"{ds.questions_with_absent_gold} questions (kept in the evaluation, counted as "
         "missed)."
     )
+    if ds.max_gold_per_question == 1:
+        lines.append(
+            "- Every question has one gold passage: all-gold@k is hit@k (the gold passage "
+            "among the first k documents) and R@k equals it."
+        )
     lines.append(
         "- Recall counts a listed near-duplicate of a gold passage as that passage. "
         "P/R/F1 are over the final evidence set; answer found = an answer occurs as whole "

@@ -420,6 +420,9 @@ def run_eval(config: EvalConfig, *, command: str | None = None, progress: bool =
             questions_with_absent_gold=len(dataset.absent_gold),
             absent_gold_ids=dataset.absent_gold_ids,
             absent_gold=dataset.absent_gold,
+            max_gold_per_question=max(
+                (len(q.supporting_doc_ids) for q in dataset.questions), default=0
+            ),
         ),
         config=recorded,
         command=command or _command_for(config),

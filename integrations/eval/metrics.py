@@ -12,6 +12,7 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from sift.analysis import find_mention
 from sift.types import SearchResult
 
 __all__ = [
@@ -144,12 +145,14 @@ def answer_found(answers: Iterable[str], evidence_texts: Iterable[str]) -> bool:
     """True when some answer occurs in the evidence, compared as whole normalised words.
 
     Whole-word matching keeps a short answer such as "1" or "no" from matching inside
-    longer words or numbers; answers that normalise to nothing are ignored.
+    longer words or numbers; an edge of the answer in a script written without spaces
+    (Japanese, Chinese) needs no boundary, as `sift.analysis.find_mention` says. Answers
+    that normalise to nothing are ignored.
     """
-    haystack = f" {' '.join(normalize_answer(t) for t in evidence_texts)} "
+    haystack = " ".join(normalize_answer(t) for t in evidence_texts)
     for answer in answers:
         needle = normalize_answer(answer)
-        if needle and f" {needle} " in haystack:
+        if needle and find_mention(needle, haystack) is not None:
             return True
     return False
 

@@ -23,6 +23,7 @@ from sift.types import SearchMode
 __all__ = [
     "DEFAULT_MAX_QUERY_CHARS",
     "MAX_K",
+    "MAX_QUERY_TERMS",
     "GrepRequest",
     "SearchRequest",
     "check_doc_id",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_QUERY_CHARS = 2_000
+# Keyword queries keep their heaviest terms up to this many: BM25 over a thousand OR-ed
+# terms (a long Japanese question gives two or three per character) is slow and no better.
+MAX_QUERY_TERMS = 256
 MAX_K = 1_000
 MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 

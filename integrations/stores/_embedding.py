@@ -1,5 +1,6 @@
 """Embedding for the stores: every vector an embedder returns is checked (shape, finite
-values) before anything is stored or searched with it."""
+values) before anything is stored or searched with it, and hybrid search weighs the
+dense side only for queries in a language the embedder covers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 if TYPE_CHECKING:
     from sift.protocols import Embedder
 
-__all__ = ["embed_query", "embed_texts"]
+__all__ = ["dense_weight", "embed_query", "embed_texts"]
 
 
 def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
@@ -43,3 +44,14 @@ def embed_query(embedder: Embedder, query: str, vector: np.ndarray | None) -> np
             raise ValueError("vector contains non-finite values")
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm > 0 else vec
+
+
+def dense_weight(embedder: Embedder, query: str, alpha: float) -> float:
+    """The dense weight hybrid search gives `query`: `alpha`, or 0 when the query is
+    written in a script none of the embedder's languages uses (an English embedder on a
+    Japanese question): its vector would only pull the lexical ranking down."""
+    from sift.integrations.embedders import covers, embedder_languages
+
+    if alpha > 0.0 and not covers(embedder_languages(embedder), query):
+        return 0.0
+    return alpha

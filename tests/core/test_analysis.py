@@ -236,10 +236,35 @@ def test_weighted_query_terms_lift_words_and_numbers_in_cjk_queries() -> None:
     assert [t for t, _ in analyzer.weighted_query_terms("日本の日本")] == analyzer.query_terms(
         "日本の日本"
     )
-    # Without CJK a term weighs its count only: English queries are as before.
+    # Without CJK a term weighs the number of distinct words giving it, as the query
+    # parser of the stores did before: English queries are searched as before.
     assert analyzer.weighted_query_terms("the dogs and the dog") == [
-        ("the", 2.0),
+        ("the", 1.0),
         ("dog", 2.0),
         ("and", 1.0),
     ]
+    assert analyzer.terms("The Dogs ran", stem=False) == ["the", "dogs", "ran"]
     assert analyzer.weighted_query_terms("") == []
+
+
+def test_new_stores_take_their_analyzer_from_the_environment(monkeypatch) -> None:
+    from sift.analysis import AnalyzerSettings
+    from sift.errors import CorpusError
+
+    monkeypatch.setenv("SIFT_ANALYZER_STEMMERS", "latin=french, cyrillic=russian")
+    monkeypatch.setenv("SIFT_ANALYZER_CJK", "bigram")
+    analyzer = AnalyzerSettings().analyzer()
+    assert analyzer.stemmers == {"cyrillic": "russian", "latin": "french"}
+    assert analyzer.cjk == "bigram" and analyzer.terms("chanteuses") == ["chanteux"]
+    monkeypatch.setenv("SIFT_ANALYZER_STEMMERS", "none")
+    assert AnalyzerSettings().analyzer().terms("running") == ["running"]
+    default_analyzer.cache_clear()
+    try:
+        monkeypatch.setenv("SIFT_ANALYZER_STEMMERS", "latin")
+        with pytest.raises(CorpusError, match=r"'latin' is not SCRIPT=LANGUAGE"):
+            default_analyzer()
+        monkeypatch.setenv("SIFT_ANALYZER_STEMMERS", "latin=klingon")
+        with pytest.raises(CorpusError, match="no Snowball stemmer 'klingon'"):
+            default_analyzer()
+    finally:
+        default_analyzer.cache_clear()

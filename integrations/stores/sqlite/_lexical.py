@@ -9,7 +9,6 @@ added again), so the index never loses or duplicates a chunk.
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import time
 from collections.abc import Collection, Iterable
@@ -17,22 +16,25 @@ from pathlib import Path
 
 import tantivy
 
+from sift.analysis import Analyzer
 from sift.errors import CorpusError
+from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["LexicalIndex"]
 
-_FORMAT = 1  # bump when the tantivy schema or tokenisation changes: forces a rebuild
-_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
-# Keep queries bounded: BM25 over a thousand OR-ed terms is slow and no better.
-_MAX_TERMS = 256
+# Bump when the tantivy schema or the way text is handed to it changes: forces a rebuild.
+# 1 was tantivy's en_stem analysis; 2 is sift.analysis (the analyzer's spec is recorded
+# beside the format, and a different one forces a rebuild too).
+_FORMAT = 2
+_FIELDS = ("title", "text")
 
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("cid", indexed=True, fast=True)
-    builder.add_text_field("title", tokenizer_name="en_stem", index_option="freq")
-    builder.add_text_field("text", tokenizer_name="en_stem", index_option="freq")
+    for name in _FIELDS:
+        builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
     return builder.build()
 
 
@@ -40,19 +42,27 @@ class LexicalIndex:
     """A tantivy index keyed by chunk rowid (`cid`). Not thread-safe for writes: the
     store calls add/delete/commit under its write lock; search is safe from any thread."""
 
-    def __init__(self, directory: Path, *, heap_bytes: int = 64_000_000) -> None:
+    def __init__(
+        self, directory: Path, analyzer: Analyzer, *, heap_bytes: int = 64_000_000
+    ) -> None:
         self._dir = directory
         self._sidecar = directory.with_suffix(".json")
         self._heap = heap_bytes
         self._schema = _schema()
+        self._analysis = TantivyAnalysis(analyzer)
+        self._recorded = {"analyzer": analyzer.spec}
         self._writer: tantivy.IndexWriter | None = None
         self._index: tantivy.Index | None = None
         self._pristine = False  # True while the index is a freshly made, untouched one
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
-        seq = read_seq(self._sidecar, _FORMAT)
+        # An index made with another analysis (or by a sift before it recorded one) reads
+        # as absent, so the store rebuilds it from SQLite.
+        seq = read_seq(self._sidecar, _FORMAT, self._recorded)
         if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
             try:
-                self._index = tantivy.Index(self._schema, path=str(directory), reuse=True)
+                index = tantivy.Index(self._schema, path=str(directory), reuse=True)
+                self._analysis.register(index)
+                self._index = index
                 self.seq = seq
             except (OSError, ValueError):
                 self._reset()
@@ -79,7 +89,9 @@ class LexicalIndex:
                 "store (the index is rebuilt from SQLite)"
             )
         self._dir.mkdir(parents=True)
-        self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        self._analysis.register(index)
+        self._index = index
         self.seq = -1
         self._pristine = True
 
@@ -118,11 +130,12 @@ class LexicalIndex:
     def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
         self._pristine = False
         writer = self._w()
+        add = self._analysis.add
         for cid, title, text in rows:
             doc = tantivy.Document()
             doc.add_unsigned("cid", cid)
-            doc.add_text("title", title)
-            doc.add_text("text", text)
+            add(doc, "title", title)
+            add(doc, "text", text)
             writer.add_document(doc)
 
     def delete(self, cids: Collection[int]) -> None:
@@ -135,7 +148,7 @@ class LexicalIndex:
         """Publishes pending changes, then records that the index covers `seq`."""
         self._w().commit()
         self._live().reload()
-        write_seq(self._sidecar, _FORMAT, seq)
+        write_seq(self._sidecar, _FORMAT, seq, self._recorded)
         self.seq = seq
 
     def count(self) -> int:
@@ -144,12 +157,12 @@ class LexicalIndex:
     def search(
         self, text: str, limit: int, exclude: Collection[int] = ()
     ) -> list[tuple[int, float]]:
-        """(cid, BM25 score) best first; words only, so query syntax cannot leak in."""
-        words = _WORDS.findall(text.lower())[:_MAX_TERMS]
-        if not words:
+        """(cid, BM25 score) best first. The query is built from the analyzer's terms as
+        term queries: no query parser ever reads the text."""
+        query = self._analysis.query(self._schema, text, _FIELDS)
+        if query is None:
             return []
         index = self._live()
-        query = index.parse_query(" ".join(words), ["title", "text"])
         if exclude:
             blocked = tantivy.Query.term_set_query(self._schema, "cid", list(exclude))
             query = tantivy.Query.boolean_query(

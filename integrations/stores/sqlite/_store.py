@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from sift.analysis import Analyzer, default_analyzer
 from sift.errors import CorpusError, DocumentError, IncompatibleStoreError, NotAStoreError
 from sift.filters import Filter, matches
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
@@ -52,7 +54,7 @@ from sift.integrations.stores._documents import (
     coerce_document,
     content_hash,
 )
-from sift.integrations.stores._embedding import embed_query
+from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.fusion import (
     DEFAULT_ALPHA,
@@ -97,6 +99,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SqliteCorpus"]
 
+log = logging.getLogger("sift.integrations.stores")
+
 _VECTOR_INDEXES = ("auto", "exact", "ann")
 _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
@@ -128,6 +132,11 @@ class SqliteCorpus:
         alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only;
             None takes the tuned default of the embedder (`default_alpha`).
         chunk_tokens: chunk size for new stores (a store keeps the size it was made with).
+        analyzer: how text becomes BM25 terms (`sift.analysis.Analyzer`); None uses the
+            one recorded in the store, or `default_analyzer()` for a new store (or one
+            made before analyzers were recorded). Another analyzer than the recorded one
+            is recorded instead and the BM25 index rebuilt from SQLite (nothing else
+            changes; see docs/languages.md).
         hybrid_candidates: how many results of each list hybrid search fuses.
         max_query_chars / max_pattern_chars: input limits for search and grep.
         batch_docs: documents per ingest transaction.
@@ -145,6 +154,7 @@ class SqliteCorpus:
         fusion: str = DEFAULT_FUSION,
         alpha: float | None = None,
         chunk_tokens: int | None = None,
+        analyzer: Analyzer | None = None,
         hybrid_candidates: int = 100,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
@@ -165,6 +175,10 @@ class SqliteCorpus:
             raise ValueError(f"hybrid_candidates must be at least 1, got {hybrid_candidates!r}")
         if batch_docs < 1:
             raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
+        if analyzer is not None and not isinstance(analyzer, Analyzer):
+            raise TypeError(
+                f"analyzer must be a sift.analysis.Analyzer, got {type(analyzer).__name__}"
+            )
         self._path = Path(path).expanduser().resolve()
         self._hybrid_candidates = hybrid_candidates
         self._max_query_chars = max_query_chars
@@ -179,9 +193,10 @@ class SqliteCorpus:
         self._closed = False
 
         self._alpha_option = alpha
+        self._analyzer_option = analyzer
         # With create="on_write", a store opened where none exists yet is made by its
         # first write, so a mistyped path that is only read from fails with its name.
-        self._pending: tuple[Embedder, int] | None = None
+        self._pending: tuple[Embedder, int, Analyzer] | None = None
         self._pending_root: str | None = None
         if not inspect(self._path, create=bool(create)):
             # Everything that can be refused is checked before anything is created.
@@ -189,12 +204,14 @@ class SqliteCorpus:
             size = 512 if chunk_tokens is None else chunk_tokens
             if isinstance(size, bool) or not isinstance(size, int) or size < 8:
                 raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
+            new_analyzer = analyzer or default_analyzer()
             if create is True:
-                self._create(new_embedder, size)
+                self._create(new_embedder, size, new_analyzer)
                 self._open(new_embedder, None)
                 return
-            self._pending = (new_embedder, size)
+            self._pending = (new_embedder, size, new_analyzer)
             self._embedder = new_embedder
+            self._analyzer = new_analyzer
             self._alpha = default_alpha(new_embedder.name) if alpha is None else float(alpha)
             self._dim = new_embedder.dim
             self._chunk_tokens = size
@@ -206,6 +223,7 @@ class SqliteCorpus:
         conn = self._conn()
         migrate(conn)
         meta = self._meta()
+        self._analyzer = self._resolve_analyzer(self._analyzer_option, meta)
         self._embedder = self._resolve_embedder(embedder, meta)
         alpha = self._alpha_option
         self._alpha = default_alpha(self._embedder.name) if alpha is None else float(alpha)
@@ -230,7 +248,7 @@ class SqliteCorpus:
             else:
                 self._vectors = ExactVectors(self._dim)
                 self._vectors.load(conn)
-            self._lexical = LexicalIndex(self._path / "lexical")
+            self._lexical = LexicalIndex(self._path / "lexical", self._analyzer)
             self._catch_up_lexical()
             self._trigrams = TrigramIndex(self._path / _TRIGRAM_FILE, self._may_write)
             self._trigrams.load(conn)
@@ -239,9 +257,9 @@ class SqliteCorpus:
         """Creates the store on its first write, when it was opened before it existed."""
         if self._pending is None:
             return
-        embedder, size = self._pending
+        embedder, size, analyzer = self._pending
         if not inspect(self._path, create=True):
-            self._create(embedder, size)
+            self._create(embedder, size, analyzer)
         self._open(embedder, None)
         self._pending = None
         if self._pending_root is not None:
@@ -257,7 +275,7 @@ class SqliteCorpus:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _create(self, embedder: Embedder, chunk_tokens: int) -> None:
+    def _create(self, embedder: Embedder, chunk_tokens: int, analyzer: Analyzer) -> None:
         made_dir = not self._path.exists()
         self._path.mkdir(parents=True, exist_ok=True)
         try:
@@ -267,6 +285,7 @@ class SqliteCorpus:
                     "embedder": embedder.name,
                     "dim": str(embedder.dim),
                     "chunk_tokens": str(chunk_tokens),
+                    "analyzer": analyzer.spec,
                     "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 },
             )
@@ -337,6 +356,38 @@ class SqliteCorpus:
                 f"embedder={recorded!r} or index into a new store"
             )
         return emb
+
+    def _resolve_analyzer(self, analyzer: Analyzer | None, meta: Mapping[str, str]) -> Analyzer:
+        """The analyzer to use, recorded in `meta` (the BM25 index compares it with the
+        one it was built with, and rebuilds itself from SQLite when they differ)."""
+        recorded = meta.get("analyzer")
+        chosen = analyzer
+        if chosen is None and recorded is not None:
+            try:
+                chosen = Analyzer.from_spec(recorded)
+            except ValueError as exc:
+                log.warning(
+                    "store %s: %s; rebuilding it with the default analyzer", self._path, exc
+                )
+        if chosen is None:
+            chosen = default_analyzer()
+        if chosen.spec != recorded:
+            if recorded is not None:
+                log.warning(
+                    "store %s: the analyzer changes from %s to %s; the BM25 index is "
+                    "rebuilt from SQLite",
+                    self._path,
+                    recorded,
+                    chosen.spec,
+                )
+            conn = self._conn()
+            with transaction(conn):
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('analyzer', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (chosen.spec,),
+                )
+        return chosen
 
     @staticmethod
     def _current_seq(conn: sqlite3.Connection) -> int:
@@ -753,6 +804,8 @@ class SqliteCorpus:
         )
         text, k, mode = request.text, request.k, request.mode
         weight = self._alpha if request.alpha is None else request.alpha
+        if mode == "hybrid":
+            weight = dense_weight(self._embedder, text, weight)
         spec = request.filters
         blocked = self._rowids(request.exclude)
         if mode == "hybrid" and weight == 0.0:
@@ -888,6 +941,7 @@ class SqliteCorpus:
             "chunk_tokens": self._chunk_tokens,
             "fusion": self._fusion,
             "alpha": self._alpha,
+            "analyzer": self._analyzer.spec,
         }
         if self._pending is not None:
             # Counting is true of a store not made yet: it holds nothing. Reads refuse.
@@ -906,9 +960,6 @@ class SqliteCorpus:
                 "lexical_chunks": self._lexical.count(),
                 "vector_chunks": len(self._vectors),
                 "vector_index": "exact" if isinstance(self._vectors, ExactVectors) else "ann",
-                # The BM25 index's tokenizer (tantivy's English stemmer) until the store
-                # records an analyzer of its own.
-                "analyzer": meta.get("analyzer", "en_stem"),
                 "source_root": meta.get("source_root"),
                 "size_bytes": _size_on_disk(self._path),
             },
@@ -1007,6 +1058,11 @@ class SqliteCorpus:
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         close_on_exit(self.close, exc)
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """How this store's text becomes BM25 terms (recorded in the store)."""
+        return self._analyzer
 
     def __repr__(self) -> str:
         return f"SqliteCorpus({str(self._path)!r}, embedder={self._embedder.name!r})"

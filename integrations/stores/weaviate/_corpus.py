@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sift.analysis import Analyzer, default_analyzer
 from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Filter
 from sift.integrations.stores._checks import (
@@ -65,6 +66,7 @@ class WeaviateCorpus:
         fusion: str = DEFAULT_FUSION,
         alpha: float | None = None,
         chunk_tokens: int | None = None,
+        analyzer: Analyzer | None = None,
         batch_docs: int = 64,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
@@ -72,6 +74,11 @@ class WeaviateCorpus:
         _tenant: str | None = None,
     ) -> None:
         self._fusion, _ = check_fusion(fusion, DEFAULT_ALPHA if alpha is None else alpha)
+        if analyzer is not None and not isinstance(analyzer, Analyzer):
+            raise TypeError(
+                f"analyzer must be a sift.analysis.Analyzer, got {type(analyzer).__name__}"
+            )
+        self._analyzer_option = analyzer
         self._alpha_option = alpha
         if batch_docs < 1:
             raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
@@ -128,6 +135,7 @@ class WeaviateCorpus:
             fusion=self._fusion,
             alpha=self._alpha_option,
             chunk_tokens=self._chunk_tokens_option,
+            analyzer=self._analyzer_option,
             batch_docs=self._batch_docs,
             max_query_chars=self._max_query_chars,
             max_pattern_chars=self._max_pattern_chars,
@@ -191,6 +199,7 @@ class WeaviateCorpus:
             embedder=self._get_embedder(),
             chunk_tokens=self._chunk_tokens(),
             batch_docs=self._batch_docs,
+            analyzer=self._analyzer(),
             on_progress=on_progress,
         )
 
@@ -228,6 +237,7 @@ class WeaviateCorpus:
             vector=vector,
             alpha=self._alpha if request.alpha is None else request.alpha,
             fusion=self._fusion,
+            analyzer=self._analyzer(),
         )
 
     @empty_for_new_tenant(GrepResult)
@@ -281,6 +291,7 @@ class WeaviateCorpus:
                 "fusion": self._fusion,
                 "alpha": self._alpha,
                 "chunk_tokens": self._chunk_tokens(),
+                "analyzer": self._analyzer_name(exists),
             },
         )
 
@@ -298,8 +309,47 @@ class WeaviateCorpus:
                     "embedder": embedder.name,
                     "dim": embedder.dim,
                     "chunk_tokens": self._chunk_tokens(),
+                    "analyzer": (self._analyzer_option or default_analyzer()).spec,
                 }
             )
+
+    def _analyzer(self) -> Analyzer | None:
+        """The collection's analyzer; None for a collection made before analyzers were
+        recorded (its keyword search uses Weaviate's word tokenizer, as it always did)."""
+        recorded = self._shared.description.get("analyzer")
+        option = self._analyzer_option
+        if recorded is None:
+            if self._shared.kinds is None:
+                return option or default_analyzer()  # created with it on the first upsert
+            if option is not None:
+                raise CorpusError(
+                    f"{self._scope.describe()} was made before sift recorded analyzers: "
+                    "its keyword search uses Weaviate's word tokenizer. Open it without "
+                    "analyzer=..., or index into a new collection to use one"
+                )
+            return None
+        try:
+            analyzer = Analyzer.from_spec(str(recorded))
+        except ValueError as exc:
+            raise CorpusError(
+                f"{self._scope.describe()}: {exc} (re-index into a new collection)"
+            ) from None
+        if option is not None and option.spec != analyzer.spec:
+            raise CorpusError(
+                f"{self._scope.describe()} was indexed with the analyzer {analyzer.spec}, "
+                f"not {option.spec}: its terms are stored in every object. Open it without "
+                "analyzer=..., or index into a new collection to change it"
+            )
+        return analyzer
+
+    def _analyzer_name(self, exists: bool) -> str:
+        if not exists:
+            return (self._analyzer_option or default_analyzer()).spec
+        try:
+            analyzer = self._analyzer()
+        except CorpusError as exc:
+            return f"unusable: {exc}"
+        return analyzer.spec if analyzer is not None else "weaviate word tokenizer"
 
     def _chunk_tokens(self) -> int:
         # A collection keeps the chunk size it was made with, as the embedded store does.

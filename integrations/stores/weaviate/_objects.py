@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from sift.analysis import Analyzer
 from sift.integrations.stores.weaviate._schema import PropKind, meta_property
 from sift.types import Chunk
 
@@ -60,9 +61,15 @@ def flat_value(value: Any, kind: PropKind) -> Any:
 
 
 def chunk_properties(
-    chunk: Chunk, *, content_hash: str, chunk_count: int, seq: float = 0.0
+    chunk: Chunk,
+    *,
+    content_hash: str,
+    chunk_count: int,
+    seq: float = 0.0,
+    analyzer: Analyzer | None = None,
 ) -> tuple[dict[str, Any], dict[str, PropKind]]:
-    """The object's properties, and the kind of each flattened metadata property."""
+    """The object's properties, and the kind of each flattened metadata property. With
+    an analyzer, the terms keyword search reads (none on a collection made without)."""
     props: dict[str, Any] = {
         "doc_id": chunk.doc_id,
         "chunk_id": chunk.chunk_id,
@@ -76,6 +83,9 @@ def chunk_properties(
         "seq": seq,
         "metadata_json": json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True),
     }
+    if analyzer is not None:
+        props["text_terms"] = " ".join(analyzer.terms(chunk.text))
+        props["title_terms"] = " ".join(analyzer.terms(chunk.title))
     kinds: dict[str, PropKind] = {}
     for key, value in chunk.metadata.items():
         kind = value_kind(value)

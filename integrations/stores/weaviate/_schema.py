@@ -16,6 +16,7 @@ __all__ = [
     "BASE_PROPERTIES",
     "RETURN_PROPERTIES",
     "SCHEMA_VERSION",
+    "TERMS_OF",
     "PropKind",
     "collection_config",
     "field_property",
@@ -46,7 +47,12 @@ BASE_PROPERTIES: dict[str, PropKind] = {
     # Ingest order (microseconds since the epoch, unique per document): grep reports
     # matches in corpus order, as the embedded store does.
     "seq": "number",
+    # The analyzer's terms of the text and the title, space-separated: what keyword
+    # search reads (collections made before analyzers were recorded lack them).
+    "text_terms": "text",
+    "title_terms": "text",
 }
+TERMS_OF = {"text_terms": "text", "title_terms": "title"}
 RETURN_PROPERTIES = [
     "doc_id",
     "chunk_id",
@@ -89,14 +95,20 @@ def field_property(field: str) -> str:
 
 
 def new_property(name: str, kind: PropKind) -> Property:
-    searchable = name in ("text", "title")
+    terms = name in TERMS_OF
+    searchable = terms or name in ("text", "title")
     # `text` must be filterable: grep narrows candidates with a Like filter on it.
-    filterable = name != "metadata_json"
+    filterable = name != "metadata_json" and not terms
     tokenization = None
     if kind in ("text", "text[]"):
-        # Word tokenization makes BM25 work on passages; everything filtered by exact
-        # value (ids, metadata) is one token.
-        tokenization = Tokenization.WORD if searchable else Tokenization.FIELD
+        # Terms are already analysed: whitespace tokenization keeps each one whole (and
+        # its case; the analyzer lower-cases). Word tokenization of `text` and `title`
+        # serves grep's Like filter and collections made before analyzers; everything
+        # filtered by exact value (ids, metadata) is one token.
+        if terms:
+            tokenization = Tokenization.WHITESPACE
+        else:
+            tokenization = Tokenization.WORD if searchable else Tokenization.FIELD
     return Property(
         name=name,
         data_type=_DATA_TYPES[kind],

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sift.analysis import Analyzer
 from sift.filters import matches
 from sift.integrations.stores._checks import SearchRequest
-from sift.integrations.stores._embedding import embed_query
+from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.weaviate import _filters, _objects, _query, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.types import Hit
@@ -28,10 +29,24 @@ def search(
     vector: np.ndarray | None,
     alpha: float,
     fusion: str,
+    analyzer: Analyzer | None,
 ) -> list[Hit]:
-    """The best `request.k` hits; `alpha` is the dense weight of hybrid search."""
+    """The best `request.k` hits; `alpha` is the dense weight of hybrid search, and
+    `analyzer` the collection's (None: made before analyzers were recorded)."""
     k, mode, filters, excluded = request.k, request.mode, request.filters, request.exclude
     collection = scope.readable()
+    if mode == "hybrid":
+        alpha = dense_weight(embedder, request.text, alpha)
+        if alpha == 0.0:
+            mode = "bm25"  # as the embedded store: hybrid without a dense side is BM25
+    keywords = _query.keyword_query(request.text, analyzer)
+    if keywords.empty:
+        # No term to look up (the text is all punctuation, say): nothing matches by
+        # keyword, and hybrid search is its dense side alone.
+        if mode == "bm25":
+            return []
+        if mode == "hybrid":
+            mode = "dense"
     push = _filters.pushdown(filters, scope.kinds(filters), modern=scope.modern())
     if push.nothing:
         return []
@@ -45,14 +60,14 @@ def search(
     }
     with scope.errors("search"):
         if mode == "bm25":
-            reply = collection.query.bm25(**_query.bm25_query(request.text), **common)
+            reply = collection.query.bm25(**_query.bm25_query(keywords), **common)
         else:
             vec = embed_query(embedder, request.text, vector).tolist()
             if mode == "dense":
                 reply = collection.query.near_vector(**_query.near_vector_query(vec), **common)
             else:
                 reply = collection.query.hybrid(
-                    **_query.hybrid_query(request.text, vec, alpha=alpha, fusion=fusion),
+                    **_query.hybrid_query(keywords, vec, alpha=alpha, fusion=fusion),
                     **common,
                 )
     hits: list[Hit] = []

@@ -11,6 +11,7 @@ from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter as WFilter
 from weaviate.exceptions import WeaviateBaseError
 
+from sift.analysis import Analyzer
 from sift.errors import CorpusError, DocumentError
 from sift.integrations.stores._documents import (
     PreparedDocument,
@@ -40,9 +41,11 @@ def upsert(
     embedder: Embedder,
     chunk_tokens: int,
     batch_docs: int,
+    analyzer: Analyzer | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> UpsertReport:
-    """Stores documents in groups of `batch_docs` into an existing collection."""
+    """Stores documents in groups of `batch_docs` into an existing collection, with the
+    terms of `analyzer` (None: a collection made before analyzers were recorded)."""
     report = UpsertReport()
     collection = scope.handle()
     position = 0
@@ -63,7 +66,9 @@ def upsert(
                 position += 1
             docs.pop(doc.id, None)
             docs[doc.id] = doc  # a later copy of the same id wins
-        _upsert_round(scope, collection, embedder, chunk_tokens, list(docs.values()), report)
+        _upsert_round(
+            scope, collection, embedder, chunk_tokens, list(docs.values()), report, analyzer
+        )
         if on_progress is not None:
             on_progress(len(group))
     return report
@@ -76,6 +81,7 @@ def _upsert_round(
     chunk_tokens: int,
     docs: list[Document],
     report: UpsertReport,
+    analyzer: Analyzer | None,
 ) -> None:
     if not docs:
         return
@@ -94,7 +100,7 @@ def _upsert_round(
     ok_docs: list[PreparedDocument] = []
     for prep in prepared:
         try:
-            objs = _objects_of(scope, prep, scope.next_seq())
+            objs = _objects_of(scope, prep, scope.next_seq(), analyzer)
         except CorpusError as exc:
             report.failed.append(DocumentFailure(doc_id=prep.doc.id, error=str(exc)))
             continue
@@ -132,12 +138,18 @@ def _upsert_round(
         report.chunks_written += len(prep.chunks)
 
 
-def _objects_of(scope: Scope, prep: PreparedDocument, seq: float) -> list[Object]:
+def _objects_of(
+    scope: Scope, prep: PreparedDocument, seq: float, analyzer: Analyzer | None
+) -> list[Object]:
     out = []
     new_kinds: dict[str, _schema.PropKind] = {}
     for chunk, vector in zip(prep.chunks, prep.vectors, strict=True):
         props, kinds = _objects.chunk_properties(
-            chunk, content_hash=prep.hash, chunk_count=len(prep.chunks), seq=seq
+            chunk,
+            content_hash=prep.hash,
+            chunk_count=len(prep.chunks),
+            seq=seq,
+            analyzer=analyzer,
         )
         new_kinds.update(kinds)
         out.append(

@@ -158,10 +158,39 @@ def test_batch_mode_writes_one_line_per_question(sift, tmp_path: Path, indexed: 
     )
     assert run.returncode == 2
     rows = [json.loads(line) for line in run.stdout.splitlines()]
-    assert [r["id"] for r in rows] == ["a", "d", "e"]
-    assert all(r["evidence"] for r in rows)
-    assert rows[2]["question"] == "ティサ川はどこに注ぐ?"
+    # Every line gets an answer line; a failed one carries its id and the error.
+    assert [r["id"] for r in rows] == ["a", None, "c", "d", "e"]
+    assert [sorted(r) for r in rows[1:3]] == [["error", "id"], ["error", "id"]]
+    assert "question is empty" in rows[2]["error"]
+    assert all(r["evidence"] for r in rows if "error" not in r or r["error"] is None)
+    assert rows[4]["question"] == "ティサ川はどこに注ぐ?"
     assert "q.jsonl:2" in run.stderr and "q.jsonl:3" in run.stderr
+
+
+@pytest.mark.parametrize("mode", [("--single-shot", "--mode", "bm25"), ("--single-shot",), ()])
+def test_a_batch_answers_every_question_it_can(sift, tmp_path: Path, indexed: Path, mode) -> None:
+    """Query syntax is searched as words, a question the store refuses fails alone."""
+    questions = [
+        ("syntax", '- + " : ( ) ^ ~ * ? \\ / AND OR NOT Tisza'),
+        ("long", "Tisza " * 500),
+        ("ja", "ティサ川はどこに注ぐ？（ＡＮＤ　ＯＲ）－"),
+        ("en", "Where does the Tisza flow?"),
+    ]
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(
+        "".join(
+            json.dumps({"id": i, "question": q}, ensure_ascii=False) + "\n" for i, q in questions
+        ),
+        encoding="utf-8",
+    )
+    run = sift("search", "--store", str(indexed), "--questions", str(batch), "--json", *mode)
+    assert run.returncode == 2, run.stderr
+    rows = {r["id"]: r for r in map(json.loads, run.stdout.splitlines())}
+    assert list(rows) == ["syntax", "long", "ja", "en"]
+    assert "the limit is 2,000" in rows["long"]["error"] and "evidence" not in rows["long"]
+    for key in ("syntax", "ja", "en"):
+        assert rows[key]["error"] is None and rows[key]["evidence"], key
+    assert "p3" in {e["doc_id"] for e in rows["ja"]["evidence"]}
 
 
 def test_default_store_location_serves_search_after_index(sift, home: Path, inputs: Path) -> None:

@@ -118,6 +118,12 @@ def test_normalize_answer_drops_case_punctuation_and_accents() -> None:
         (["wrong", "Alias"], ["the alias is here"], True),  # any answer counts
         (["!!!"], ["!!!"], False),  # normalises to nothing: never a match
         (["Paris"], ["Lyon", "France, Paris"], True),
+        # Japanese has no spaces: a CJK edge needs no word boundary, a digit edge does.
+        (["小笠原諸島"], ["日本で梅雨がないのは北海道と小笠原諸島である。"], True),
+        (["5月"], ["亜熱帯ジェット気流は5月ごろ北上する"], True),
+        (["5月"], ["1945月刊誌"], False),
+        (["iPod"], ["アップルはiPodを製作している"], True),
+        (["北海道"], ["梅雨は本州で見られる"], False),
     ],
 )
 def test_answer_found(answers: list[str], texts: list[str], expected: bool) -> None:

@@ -1,12 +1,14 @@
 """How the fake answers queries: Weaviate's filter operators over stored objects, word
-tokenization, BM25, cosine distance, relative-score hybrid fusion, sorting and the cursor,
-and the index checks real Weaviate makes before it runs a query."""
+and whitespace tokenization, BM25 (a term repeated in the query multiplies its IDF, as in
+Weaviate), cosine distance, relative-score hybrid fusion, sorting and the cursor, and the
+index checks real Weaviate makes before it runs a query."""
 
 from __future__ import annotations
 
 import fnmatch
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +23,7 @@ from sift.integrations.stores.weaviate.testing._codec import (
 )
 from sift.integrations.stores.weaviate.testing._state import FakeCollection, StoredObject
 
-__all__ = ["bm25", "evaluate", "index_problem", "rank", "word_tokens"]
+__all__ = ["bm25", "evaluate", "index_problem", "rank", "tokens", "word_tokens"]
 
 _WORD = re.compile(r"[0-9A-Za-z\u00c0-\uffff]+")
 _OP = base_pb2.Filters
@@ -53,6 +55,14 @@ def index_problem(request: Any, coll: FakeCollection) -> str | None:
 
 def word_tokens(value: Any) -> list[str]:
     return [t.lower() for t in _WORD.findall(str(value))]
+
+
+def tokens(value: Any, how: str) -> list[str]:
+    """`value` tokenized as a property of tokenization `how` is ("whitespace" keeps case
+    and splits on whitespace only; anything else is word tokenization here)."""
+    if how == "whitespace":
+        return str(value).split()
+    return word_tokens(value)
 
 
 def tokenization(coll: FakeCollection, name: str) -> str:
@@ -121,24 +131,36 @@ def evaluate(f: Any, obj: StoredObject, coll: FakeCollection) -> bool:
         return False
 
 
-def bm25(query: str, props: list[str], pool: list[StoredObject]) -> dict[str, float]:
-    terms = set(word_tokens(query))
-    if not terms or not pool:
+def bm25(
+    query: str, props: list[str], pool: list[StoredObject], coll: FakeCollection
+) -> dict[str, float]:
+    """BM25 over the concatenated properties, each tokenized as its schema says; a query
+    term's IDF is multiplied by how often it is in the query (Weaviate's duplicate
+    boost)."""
+    hows = {name: tokenization(coll, name) for name in props}
+    query_counts: Counter[str] = Counter()
+    for how in set(hows.values()):
+        for term, count in Counter(tokens(query, how)).items():
+            query_counts[term] = max(query_counts[term], count)
+    if not query_counts or not pool:
         return {}
     docs = {
-        o.uuid: [t for p in props for t in word_tokens(o.properties.get(p, "") or "")] for o in pool
+        o.uuid: [t for p in props for t in tokens(o.properties.get(p, "") or "", hows[p])]
+        for o in pool
     }
     n = len(docs)
     avg = sum(len(d) for d in docs.values()) / n or 1.0
-    df = {t: sum(1 for d in docs.values() if t in d) for t in terms}
+    sets = {key: set(d) for key, d in docs.items()}
+    df = {t: sum(1 for d in sets.values() if t in d) for t in query_counts}
     scores: dict[str, float] = {}
-    for key, tokens in docs.items():
+    for key, bag in docs.items():
+        counts = Counter(bag)
         score = 0.0
-        for t in terms:
-            tf = tokens.count(t)
+        for t, boost in query_counts.items():
+            tf = counts.get(t, 0)
             if tf:
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(tokens) / avg))
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * boost
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(bag) / avg))
         if score > 0:
             scores[key] = score
     return scores
@@ -161,7 +183,10 @@ def rank(
     by_id = {o.uuid: o for o in pool}
     if request.HasField("bm25_search"):
         scores = bm25(
-            request.bm25_search.query, list(request.bm25_search.properties) or ["text"], pool
+            request.bm25_search.query,
+            list(request.bm25_search.properties) or ["text"],
+            pool,
+            coll,
         )
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return [(by_id[k], s, None) for k, s in ranked]
@@ -172,7 +197,7 @@ def rank(
         return [(by_id[k], None, d) for k, d in ranked]
     if request.HasField("hybrid_search"):
         h = request.hybrid_search
-        lexical = bm25(h.query, list(h.properties) or ["text"], pool)
+        lexical = bm25(h.query, list(h.properties) or ["text"], pool, coll)
         vec = query_vector(h)
         if vec is None and h.HasField("near_vector"):
             vec = query_vector(h.near_vector)

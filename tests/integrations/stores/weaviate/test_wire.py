@@ -301,9 +301,10 @@ def test_hybrid_request_and_reply_mapping(fake, open_corpus) -> None:
     vector = get_embedder("hash").embed(["quick fox"])[0]
     mark = len(fake.grpc_calls)
     spec = Filter.of({"lang": "en"})
-    hits = corpus.search("quick fox", k=2, vector=vector, filters=spec, exclude=["c_0"])
+    hits = corpus.search("Quick FOXES", k=2, vector=vector, filters=spec, exclude=["c_0"])
     (request,) = since(fake, mark, "Search")
     hybrid = request.hybrid_search
+    # The analyzer's terms (lower-cased, stemmed), not the text, over the terms properties.
     assert hybrid.query == "quick fox"
     assert hybrid.alpha == pytest.approx(0.3)
     assert hybrid.fusion_type == base_search_pb2.Hybrid.FUSION_TYPE_RELATIVE_SCORE
@@ -313,7 +314,7 @@ def test_hybrid_request_and_reply_mapping(fake, open_corpus) -> None:
         else np.frombuffer(hybrid.vectors[0].vector_bytes, dtype="<f4")
     )
     np.testing.assert_allclose(sent, vector / np.linalg.norm(vector), rtol=1e-6)
-    assert list(hybrid.properties) == ["text", "title"]
+    assert list(hybrid.properties) == ["text_terms", "title_terms"]
     assert request.limit == 2 and request.tenant == ""
     found = {(prop(f), f.operator) for f in leaves(request.filters)}
     assert found == {("m_lang", OP.OPERATOR_EQUAL), ("chunk_id", OP.OPERATOR_CONTAINS_NONE)}
@@ -340,9 +341,9 @@ def test_bm25_and_dense_requests(fake, open_corpus) -> None:
     mark = len(fake.grpc_calls)
     bm25 = corpus.search("otters", k=3, mode="bm25")
     (request,) = since(fake, mark, "Search")
-    assert request.bm25_search.query == "otters" and list(request.bm25_search.properties) == [
-        "text",
-        "title",
+    assert request.bm25_search.query == "otter" and list(request.bm25_search.properties) == [
+        "text_terms",
+        "title_terms",
     ]
     assert not request.HasField("hybrid_search") and not request.HasField("filters")
     assert [h.chunk.doc_id for h in bm25] == ["c"] and bm25[0].score > 0
