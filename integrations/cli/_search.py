@@ -46,6 +46,7 @@ __all__ = ["EXIT_INTERRUPTED", "EXIT_PARTIAL", "parse_filters", "register"]
 
 # An episode stopped on an error (its model server failed): the result is partial.
 EXIT_PARTIAL = 1
+EXIT_FAILED = 2
 EXIT_INTERRUPTED = 130
 
 PolicyName = Literal["heuristic", "ollama"]
@@ -217,9 +218,9 @@ def _run_batch(
     """Answers every question of the batch, one JSON line each on stdout, with a progress
     bar on stderr. A question that gets no answer (an unusable line, a refused query, any
     error) is reported on stderr and as its own line `{"id", "error"}`, so every input
-    line has an output line; the exit code is 1 when any question failed or an episode
-    stopped on an error (a model server failing), else 0. Ctrl-C stops after the lines
-    written so far and says so."""
+    line has an output line. The exit code is 2 when any question got no answer, else 1
+    when an episode stopped on an error (a model server failing), else 0. Ctrl-C stops
+    after the lines written so far and says so."""
     batch = _batch(questions)
     failed = errored = done = 0
     progress = Progress(
@@ -269,7 +270,9 @@ def _run_batch(
         return EXIT_INTERRUPTED
     if pages is not None:
         err_console.print(f"trace pages: {pages.write_index()}", highlight=False)
-    return EXIT_PARTIAL if failed or errored else 0
+    if failed:
+        return EXIT_FAILED
+    return EXIT_PARTIAL if errored else 0
 
 
 def register(app: typer.Typer) -> None:

@@ -14,8 +14,8 @@ import numpy as np
 
 from sift.errors import DocumentError
 from sift.integrations.chunking import chunk_spans
-from sift.integrations.stores.locations import check_locations, chunk_metadata
 from sift.integrations.stores._embedding import embed_texts
+from sift.integrations.stores.locations import check_locations, chunk_metadata
 from sift.types import Chunk, Document, DocumentFailure
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ async def test_the_served_graph_answers_japanese(
     corpus = SqliteCorpus(tmp_path / "ja")  # the default embedder
     corpus.upsert(japanese_sample.documents)
     corpus.close()
-    graph = build_served_graph(ServedGraphSettings(store=str(tmp_path / "ja")))
+    graph = build_served_graph(ServedGraphSettings(), store=str(tmp_path / "ja"))
     question = "日本で梅雨がないのは北海道とどこか。"
     out = await graph.ainvoke({"question": question})
     assert japanese_sample.gold(question) in [e.doc_id for e in out["evidence"][:10]]

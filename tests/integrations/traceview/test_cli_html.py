@@ -81,8 +81,12 @@ def test_a_batch_writes_a_folder_of_pages_and_an_index(tmp_path, cli_store, ques
     args = ["search", "--store", str(cli_store), "--questions", str(questions)]
     done = sift(*args, "--html", str(folder), home=tmp_path)
     assert done.returncode == 2  # two lines could not be answered
-    answered = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a["id"] for a in answered] == ["金閣寺-1", "eiffel"]
+    lines_out = [json.loads(line) for line in done.stdout.splitlines()]
+    # Every input line has an output line; the two failed ones carry {"id", "error"}.
+    assert [a["id"] for a in lines_out] == ["金閣寺-1", None, "eiffel", "blank"]
+    assert set(lines_out[1]) == set(lines_out[3]) == {"id", "error"}
+    assert "question is empty" in lines_out[3]["error"]
+    answered = [a for a in lines_out if "evidence" in a]
     index = (folder / "index.html").read_text(encoding="utf-8")
     links = [unquote(link) for link in re.findall(r'href="([^"]+)"', index)]
     assert links == ["0001-金閣寺-1.html", "0003-eiffel.html"]

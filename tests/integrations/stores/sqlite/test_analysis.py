@@ -19,7 +19,7 @@ from sift.analysis import Analyzer, default_analyzer
 from sift.integrations.stores._literals import literal_fragments
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._analysis import TantivyAnalysis
-from sift.integrations.stores.sqlite._grep import fts_query
+from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.types import Document
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -112,7 +112,12 @@ def test_no_query_parser_anywhere() -> None:
 
 
 def test_japanese_grep_uses_the_trigram_prefilter() -> None:
-    assert fts_query(literal_fragments("東京都[^。]*区")) == '"東京都"'
+    # The pattern's required literal 東京都 is one trigram, which selects candidates; 区
+    # alone is shorter than a trigram and selects nothing.
+    fragments = literal_fragments("東京都[^。]*区")
+    assert fragments == ["東京都", "区"]
+    assert len(trigram_bits(fragments)) == 1
+    assert trigram_bits(fragments).tolist() == trigram_bits(["東京都"]).tolist()
 
 
 DOCS = [
