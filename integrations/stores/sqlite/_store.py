@@ -188,7 +188,10 @@ class SqliteCorpus:
         self._spawn_after = spawn_after
         self._write_lock = threading.RLock()
         self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
+        # Every thread's connection, with its thread: a connection whose thread has ended
+        # is closed when the next one is opened (episodes run store calls on short-lived
+        # pools, and each connection holds up to 64 MB of page cache).
+        self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._conns_lock = threading.Lock()
         self._closed = False
 
@@ -303,7 +306,7 @@ class SqliteCorpus:
         tried."""
         failed: list[sqlite3.Error] = []
         with self._conns_lock:
-            for conn in self._conns:
+            for _, conn in self._conns:
                 try:
                     conn.close()
                 except sqlite3.Error as exc:
@@ -333,8 +336,24 @@ class SqliteCorpus:
             conn = connect(self._path / DB_NAME)
             self._local.conn = conn
             with self._conns_lock:
-                self._conns.append(conn)
+                self._close_ended_threads_connections()
+                self._conns.append((threading.current_thread(), conn))
         return conn
+
+    def _close_ended_threads_connections(self) -> None:
+        """Closes the connections whose threads have ended (no thread uses them again:
+        each thread only ever uses its own). Called with `_conns_lock` held."""
+        alive: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        for thread, conn in self._conns:
+            if thread.is_alive():
+                alive.append((thread, conn))
+                continue
+            try:
+                conn.close()
+            except sqlite3.Error:
+                # The connection is dropped either way; nothing of it is left to close.
+                log.warning("store %s: closing an ended thread's connection failed", self._path)
+        self._conns = alive
 
     def _meta(self) -> dict[str, str]:
         return dict(self._conn().execute("SELECT key, value FROM meta").fetchall())
