@@ -7,7 +7,9 @@ agentic, /retrieval single-shot, /v1/search JSON (agentic) and /v1/search as ser
 events, each with a HotpotQA dev question and a 4 s deadline. A 429 is honoured: the client
 waits its Retry-After. A prober asks /healthz every 100 ms. First one sequential client
 (the baseline, same mix, same run), then 10, 50 and 200 concurrent clients, each level for
-`--seconds`. Reported per level: requests, status counts, connection errors, p50/p95/p99
+`--seconds`. Before the sequential client, a warm-up (`--warmup-seconds`, not reported) at
+the highest level, so that "RSS growth after warm-up" compares a warmed server with
+itself. Reported per level: requests, status counts, connection errors, p50/p95/p99
 per kind (answered requests), answers past deadline + 0.5 s, /healthz latency, RSS of the
 server before and after, successful requests per second against the sequential client, the
 load average.
@@ -23,7 +25,7 @@ deadline + 0.5 s; /healthz p99 under 100 ms; RSS growth under 10 % after warm-up
 throughput at 10 and 50 clients at least 0.8x the sequential client's.
 
     python benchmarks/http_load.py [--seconds 60] [--levels 10,50,200] [--kills 10]
-        [--out benchmarks/results/http_load.md]
+        [--warmup-seconds 20] [--out benchmarks/results/http_load.md]
 """
 
 from __future__ import annotations
@@ -359,7 +361,9 @@ def report(args: argparse.Namespace, baseline: Level, levels: list[Level], kills
         "# The HTTP service under load and kill -9",
         "",
         f"Command: `python benchmarks/http_load.py --seconds {args.seconds:g} --levels "
-        f"{args.levels} --kills {args.kills} --baseline-seconds {args.baseline_seconds:g}`",
+        f"{args.levels} --kills {args.kills} --baseline-seconds {args.baseline_seconds:g} "
+        f"--warmup-seconds {args.warmup_seconds:g}`",
+        f"Load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}.",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
         f"{platform.system()}, {os.cpu_count()} cores shared with other running processes "
         "(the load generator runs on the same cores as the server).",
@@ -409,7 +413,8 @@ def report(args: argparse.Namespace, baseline: Level, levels: list[Level], kills
     last = levels[-1].rss_after if levels else baseline.rss_after
     lines += [
         "",
-        f"RSS after warm-up (the sequential run) {baseline.rss_after:.0f} MiB; at the end "
+        f"RSS after warm-up ({args.warmup_seconds:.0f} s at the highest level, then the "
+        f"sequential run) {baseline.rss_after:.0f} MiB; at the end "
         f"{last:.0f} MiB: growth {100 * (last - baseline.rss_after) / baseline.rss_after:+.1f} % "
         f"(from the start of the first concurrent level, {first:.0f} MiB).",
     ]
@@ -487,8 +492,13 @@ async def main_async(args: argparse.Namespace) -> str:
         levels: list[Level] = []
         server = start_server(root, collections, {})
         try:
-            # A short warm-up so the baseline's RSS is the warmed server's.
+            # A warm-up so that the baseline's RSS is the warmed server's: one client, then
+            # (--warmup-seconds) the highest level, so that every worker thread, its
+            # event loop and its malloc arena exist before RSS is first read.
             await run_level(server, 1, 5, questions)
+            top = max([int(c) for c in args.levels.split(",") if c], default=1)
+            if args.warmup_seconds > 0:
+                await run_level(server, top, args.warmup_seconds, questions)
             baseline = await run_level(server, 1, args.baseline_seconds, questions)
             print(f"sequential: {baseline.ok / baseline.seconds:.1f} ok/s", file=sys.stderr)
             for clients in [int(c) for c in args.levels.split(",") if c]:
@@ -511,6 +521,12 @@ def main() -> None:
     parser.add_argument("--baseline-seconds", type=float, default=60)
     parser.add_argument("--levels", default="10,50,200")
     parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument(
+        "--warmup-seconds",
+        type=float,
+        default=20,
+        help="warm-up at the highest level before the sequential run (0: none)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     text = asyncio.run(main_async(args))
