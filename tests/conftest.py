@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -11,6 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# A warm `sift serve` freezes the heap (gc.freeze): in this process it would freeze every
+# test's objects, so that later tests could no longer find leaks by collecting them. The
+# services the tests start in-process leave the heap alone; test_http_admission checks
+# the freeze itself.
+os.environ.setdefault("SIFT_SERVER_FREEZE_HEAP", "false")
 
 from sift.types import Document
 

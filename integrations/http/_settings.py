@@ -207,6 +207,12 @@ class ServerSettings(BaseSettings):
         description="Policies whose first episode runs at start-up (add `ollama` to load "
         "the model before the first request).",
     )
+    freeze_heap: bool = Field(
+        default=True,
+        description="Once warm, move every object alive then out of the garbage "
+        "collector's reach (gc.freeze): a full collection then walks only what requests "
+        "made since, so it no longer stalls /healthz and every stream for 100 ms and more.",
+    )
 
     def store_root(self) -> str:
         if self.store:

@@ -8,6 +8,7 @@ every assertion holds however loaded the machine is.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -335,3 +336,19 @@ def test_metrics_name_queue_and_readiness(store_root, start_server):
     for name in ("sift_queue_length", "sift_requests_in_flight"):
         assert f"# TYPE {name} gauge" in text
     assert "# TYPE sift_queue_wait_seconds histogram" in text
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_a_warm_service_freezes_its_heap(store_root: Path, start_server: Any, freeze: bool) -> None:
+    # What was alive once the service was warm is out of the collector's reach, so that
+    # a full collection no longer stalls the event loop; freeze_heap=False leaves it.
+    gc.unfreeze()
+    try:
+        url = start_server(_app(store_root, freeze_heap=freeze))
+        with _client(url) as client:
+            _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+            frozen = gc.get_freeze_count()
+            assert (frozen > 10_000) if freeze else (frozen == 0)
+            assert client.post("/retrieval", json=_retrieval()).status_code == 200
+    finally:
+        gc.unfreeze()
