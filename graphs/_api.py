@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from sift.config import HarnessConfig, check_question
+from sift.config import HarnessConfig, check_question, from_environment
 from sift.filters import Filter
 from sift.graphs._build import build_graph, default_policy
 from sift.graphs._sync import run_sync
@@ -67,7 +67,7 @@ async def asearch(
     `on_event` receives the progress events (see `sift.graphs`), with a `rollout` index
     added when there are several rollouts.
     """
-    settings = config if config is not None else HarnessConfig()
+    settings = config if config is not None else from_environment(HarnessConfig)
     check_question(question, settings.max_question_chars)
     if not isinstance(rollouts, int) or rollouts < 1:
         raise ValueError(f"rollouts must be a positive integer; got {rollouts!r}")

@@ -17,7 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import get_runtime
 
 from sift import nodes
-from sift.config import HarnessConfig
+from sift.config import HarnessConfig, from_environment
 from sift.graphs._sync import run_sync
 from sift.nodes import (
     EpisodeInput,
@@ -93,7 +93,7 @@ def build_graph(
     the input keys `max_turns` and `top_k`. `checkpointer` makes episodes resumable when
     the graph runs on its own (as a subgraph it uses its parent's).
     """
-    settings = config if config is not None else HarnessConfig()
+    settings = config if config is not None else from_environment(HarnessConfig)
     services = Services(
         corpus=corpus,
         policy=policy if policy is not None else default_policy(),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from sift.config import HarnessConfig, check_question
+from sift.config import HarnessConfig, check_question, from_environment
 from sift.filters import Filter
 from sift.tokens import estimate_tokens
 from sift.types import (
@@ -37,7 +37,7 @@ def single_shot(
     filters: Any = None,
 ) -> SearchResult:
     """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult."""
-    question = check_question(question, HarnessConfig().max_question_chars)
+    question = check_question(question, from_environment(HarnessConfig).max_question_chars)
     if top_k < 1:
         raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
     started = time.perf_counter()

@@ -28,6 +28,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from sift.analysis import has_cjk
+from sift.config import from_environment
 from sift.graphs.policies._plan_rank import ChunkScore, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig, TextLimits, Weights
@@ -82,7 +83,7 @@ class HeuristicPlanner:
     """
 
     def __init__(self, config: HeuristicPlannerConfig | None = None) -> None:
-        self.config = config or HeuristicPlannerConfig()
+        self.config = config or from_environment(HeuristicPlannerConfig)
         self.weights = _weights_for(self.config)
 
     def fork(self, seed: int) -> HeuristicPlanner:
