@@ -11,7 +11,8 @@ concurrent clients, each level for `--seconds`. Before the sequential client, a 
 (`--warmup-seconds`, not reported) at the highest level, so that "RSS growth after
 warm-up" compares a warmed server with itself. Reported per level: requests, status
 counts, connection errors, p50/p95/p99 per kind (answered requests), answers past
-deadline + 0.5 s, /healthz latency, RSS of the server before and after, successful
+deadline + 0.5 s, /healthz latency, RSS of the server (with its search processes) before
+and after, successful
 requests per second against the sequential client, the load average.
 
 Faults: `--kills` rounds of: start `sift serve` on a fresh or existing store, ingest batches
@@ -25,7 +26,10 @@ deadline + 0.5 s; /healthz p99 under 100 ms; RSS growth under 10 % after warm-up
 throughput at 10 and 50 clients at least 0.8x the sequential client's.
 
     python benchmarks/http_load.py [--seconds 60] [--levels 10,50,200] [--kills 10]
-        [--warmup-seconds 20] [--out benchmarks/results/http_load.md]
+        [--warmup-seconds 20] [--search-processes N] [--out benchmarks/results/http_load.md]
+
+`--search-processes` sets `SIFT_SERVER_SEARCH_PROCESSES` (0: searches on the service's
+worker threads); by default the server chooses (one per core up to max_concurrency).
 """
 
 from __future__ import annotations
@@ -70,13 +74,46 @@ class Server:
     log: list[str] = field(default_factory=list)
 
     def rss_mib(self) -> float:
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024
+        """The resident memory of the server and every process it started (its search
+        processes and multiprocessing's resource tracker), summed: shared pages count
+        once per process, so this overstates what the machine gives them."""
+        return sum(_rss_kib(pid) for pid in _tree(self.process.pid)) / 1024
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.process.poll() is None:
             self.process.send_signal(sig)
         self.process.wait(timeout=60)
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0  # it ended meanwhile
+    found = re.search(r"VmRSS:\s+(\d+)", status)
+    return int(found[1]) if found else 0
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The fields after the command (in parentheses, which may hold spaces).
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry.name)] = int(fields[1])
+    found, todo = [root], [root]
+    while todo:
+        pid = todo.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
+        found += children
+        todo += children
+    return found
 
 
 def _free_port() -> int:
@@ -520,7 +557,10 @@ async def main_async(args: argparse.Namespace) -> str:
         workdir = Path(tmp)
         root, collections = build_store(workdir)
         levels: list[Level] = []
-        server = start_server(root, collections, {})
+        env = {}
+        if args.search_processes is not None:
+            env["SIFT_SERVER_SEARCH_PROCESSES"] = str(args.search_processes)
+        server = start_server(root, collections, env)
         try:
             # A warm-up so that the baseline's RSS is the warmed server's: one client, then
             # (--warmup-seconds) the highest level, so that every worker thread, its
@@ -557,6 +597,7 @@ def main() -> None:
         default=20,
         help="warm-up at the highest level before the sequential run (0: none)",
     )
+    parser.add_argument("--search-processes", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     text = asyncio.run(main_async(args))

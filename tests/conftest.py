@@ -18,6 +18,10 @@ import pytest
 # services the tests start in-process leave the heap alone; test_http_admission checks
 # the freeze itself.
 os.environ.setdefault("SIFT_SERVER_FREEZE_HEAP", "false")
+# Services started by tests search on worker threads unless a test asks for search
+# processes (the shared `served` service does, and test_http_processes): spawning them
+# for every app would cost seconds each.
+os.environ.setdefault("SIFT_SERVER_SEARCH_PROCESSES", "0")
 
 from sift.types import Document
 

@@ -66,7 +66,20 @@ def register(app: typer.Typer) -> None:
         max_concurrency: Annotated[
             int | None,
             typer.Option(
-                "--max-concurrency", min=1, help="Searches/ingests at once; more get 429."
+                "--max-concurrency",
+                min=1,
+                help="Searches/ingests at work at once; more wait in the queue "
+                "(env SIFT_SERVER_MAX_CONCURRENCY).",
+            ),
+        ] = None,
+        search_processes: Annotated[
+            int | None,
+            typer.Option(
+                "--search-processes",
+                min=0,
+                help="Processes that run searches (default one per core, at most "
+                "--max-concurrency; 0 on the server's threads; env "
+                "SIFT_SERVER_SEARCH_PROCESSES).",
             ),
         ] = None,
         allow_anonymous: Annotated[
@@ -87,14 +100,16 @@ def register(app: typer.Typer) -> None:
             collections_file=collections_file,
             embedder=embedder,
             max_concurrency=max_concurrency,
+            search_processes=search_processes,
             allow_anonymous=allow_anonymous or None,
         )
         import sys
 
         import uvicorn
 
-        # Searches run on worker threads; a shorter GIL switch interval lets the event
-        # loop's thread in sooner, so /healthz and 429s stay fast while they compute.
+        # Ingests (and searches without search processes) run on worker threads; a shorter
+        # GIL switch interval lets the event loop's thread in sooner, so /healthz and 429s
+        # stay fast while they compute.
         sys.setswitchinterval(settings.switch_interval_s)
 
         from sift.integrations.http import create_app

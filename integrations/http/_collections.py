@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from anyio import to_thread
@@ -135,20 +135,34 @@ class Collections:
             corpus = self._open.get(collection.name)
             if corpus is not None:
                 return corpus
-            options = dict(collection.config.options)
-            if collection.config.tenant:
-                options.setdefault("tenant", collection.config.tenant)
+            options = self._options(collection)
             if not _is_url(collection.location):
-                path = Path(collection.location).expanduser()
-                # An existing store keeps the embedder it was indexed with.
-                if self.settings.embedder and not path.exists():
-                    options.setdefault("embedder", self.settings.embedder)
-                path.parent.mkdir(parents=True, exist_ok=True)
-            elif self.settings.embedder:
-                options.setdefault("embedder", self.settings.embedder)
+                Path(collection.location).expanduser().parent.mkdir(parents=True, exist_ok=True)
             corpus = open_store(collection.location, **options)
             self._open[collection.name] = corpus
             return corpus
+
+    def open_reader(self, collection: Collection) -> Corpus:
+        """The collection's store opened anew for reading beside the service that writes
+        it (a search process's; see `_processes`). Not kept here: the caller closes it."""
+        from sift.integrations.stores import open_store
+
+        options = self._options(collection)
+        if not _is_url(collection.location):
+            options["writer"] = False
+        return open_store(collection.location, **options)
+
+    def _options(self, collection: Collection) -> dict[str, Any]:
+        options = dict(collection.config.options)
+        if collection.config.tenant:
+            options.setdefault("tenant", collection.config.tenant)
+        if not _is_url(collection.location):
+            # An existing store keeps the embedder it was indexed with.
+            if self.settings.embedder and not Path(collection.location).expanduser().exists():
+                options.setdefault("embedder", self.settings.embedder)
+        elif self.settings.embedder:
+            options.setdefault("embedder", self.settings.embedder)
+        return options
 
     async def corpus(self, collection: Collection) -> Corpus:
         corpus = self._open.get(collection.name)

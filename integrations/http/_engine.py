@@ -1,5 +1,7 @@
-"""Where the HTTP service's work runs: on worker threads, never on the event loop, each unit
-admitted through the queue and bounded by its request's deadline.
+"""Where the HTTP service's work runs: never on the event loop; searches in search
+processes (`search_processes`, `_processes`) or on worker threads, writes and reads of
+documents on worker threads; each unit admitted through the queue and bounded by its
+request's deadline.
 
 A search's deadline covers the whole request, from its arrival: waiting for the service to
 be warm, waiting for a slot, opening the store, the episode. The harness concludes by
@@ -9,9 +11,10 @@ line), computed in the same worker right away. That fallback is itself bounded: 
 waits at most `deadline + grace` in all, and past that answers 503/5040 rather than an
 empty list that a client would read as "nothing found".
 
-A worker cannot be killed: a request that stops waiting (its client left, or the hard bound
-passed) asks its worker to stop at the harness's next progress event, and the slot stays
-taken until the worker has actually finished, so admission always reflects the CPU in use.
+A request that stops waiting (its client left, or the hard bound passed) asks its worker to
+stop at the harness's next progress event, and the slot stays taken until the worker has
+actually finished, so admission always reflects the CPU in use. A worker thread cannot be
+killed; a search process that does not stop is killed and replaced (`_processes`).
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import contextlib
 import errno
 import gc
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sift.errors import (
     CorpusError,
@@ -35,7 +38,6 @@ from sift.errors import (
     InvalidQueryError,
     ModelServerError,
 )
-from sift.filters import Filter
 from sift.integrations.http._errors import (
     DEADLINE_EXCEEDED,
     INVALID_REQUEST,
@@ -47,125 +49,31 @@ from sift.integrations.http._errors import (
 )
 from sift.integrations.http._limits import Admission, Slot
 from sift.integrations.http._metrics import Metrics
+from sift.integrations.http._processes import SearchProcesses
+from sift.integrations.http._search import (
+    Job,
+    OnEvent,
+    SearchPlan,
+    agentic,
+    run_search,
+    single_shot,
+    single_shot_fallback,
+)
 from sift.integrations.http._settings import PolicyName
 from sift.types import Document, SearchResult, UpsertReport
 
 if TYPE_CHECKING:
     from sift.integrations.http._collections import Collection, Collections
     from sift.integrations.http._settings import ServerSettings
-    from sift.protocols import Corpus, Policy
 
-__all__ = ["Engine", "PolicyName", "SearchPlan", "single_shot_fallback"]
+__all__ = ["Engine", "PolicyName", "SearchPlan", "search_process_count", "single_shot_fallback"]
 
 log = logging.getLogger("sift.http")
 
 
 T = TypeVar("T")
-OnEvent = Callable[[dict[str, Any]], None]
 
-# Below this much time left when its worker starts, an agentic search goes straight to the
-# single-shot fallback: an episode needs at least a turn to find anything.
-_MIN_EPISODE_S = 0.05
 _WARM_QUESTION = "warm up the search path"
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchPlan:
-    """Everything one search needs, resolved from request + collection + server settings."""
-
-    question: str
-    mode: Literal["agentic", "single_shot"]
-    top_k: int
-    filters: Filter | None
-    deadline_s: float
-    grace_s: float
-    policy: PolicyName = "heuristic"
-    rollouts: int = 1
-    config: dict[str, Any] = field(default_factory=dict)
-
-
-class _Abandoned(Exception):
-    """Raised inside a worker whose request stopped waiting for it."""
-
-
-class _Job:
-    """One unit of work on a worker thread, with a flag its request sets when it leaves."""
-
-    def __init__(self) -> None:
-        self._abandoned = threading.Event()
-
-    def abandon(self) -> None:
-        self._abandoned.set()
-
-    @property
-    def abandoned(self) -> bool:
-        return self._abandoned.is_set()
-
-    def listener(self, forward: OnEvent | None) -> OnEvent:
-        """An `on_event` for the harness: forwards events, and is where an abandoned
-        episode stops (the harness calls it after every step)."""
-
-        def on_event(event: dict[str, Any]) -> None:
-            if self._abandoned.is_set():
-                raise _Abandoned
-            if forward is not None:
-                forward(event)
-
-        return on_event
-
-
-def _policy(name: PolicyName) -> Policy | None:
-    if name == "heuristic":
-        return None  # the harness's default: the no-model planner
-    from sift.integrations.ollama import policy_from_settings
-
-    return policy_from_settings()
-
-
-def _single_shot(plan: SearchPlan, corpus: Corpus) -> SearchResult:
-    from sift import graphs
-
-    return graphs.single_shot(
-        plan.question, corpus, top_k=plan.top_k, mode="hybrid", filters=plan.filters
-    )
-
-
-def single_shot_fallback(plan: SearchPlan, corpus: Corpus) -> SearchResult:
-    """The answer of a search whose deadline passed: the single-shot result, flagged."""
-    result = _single_shot(plan, corpus)
-    return result.model_copy(
-        update={
-            "mode": plan.mode,
-            "stopped_because": "deadline",
-            "flags": [*result.flags, "degraded", "deadline_fallback"],
-        }
-    )
-
-
-def _agentic(
-    plan: SearchPlan, corpus: Corpus, deadline_s: float, on_event: OnEvent
-) -> SearchResult:
-    from sift import graphs
-
-    try:
-        config = graphs.HarnessConfig(**{**plan.config, "deadline_s": deadline_s})
-    except ValueError as exc:
-        raise ApiError(422, INVALID_REQUEST, f"invalid harness configuration: {exc}") from None
-    return _worker_loop().run_until_complete(
-        graphs.asearch(
-            plan.question,
-            corpus,
-            policy=_policy(plan.policy),
-            config=config,
-            filters=plan.filters,
-            top_k=plan.top_k,
-            rollouts=plan.rollouts,
-            on_event=on_event,
-        )
-    )
-
-
-_local = threading.local()
 
 
 def _freeze_heap() -> None:
@@ -178,16 +86,15 @@ def _freeze_heap() -> None:
     gc.freeze()
 
 
-def _worker_loop() -> asyncio.AbstractEventLoop:
-    """This worker thread's own event loop, kept for its next episode: a fresh loop (and
-    its thread pool) per request costs time and leaves memory behind."""
-    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-        # The episode's store calls run here; a turn issues a handful at once.
-        loop.set_default_executor(ThreadPoolExecutor(4, thread_name_prefix="sift-store"))
-        _local.loop = loop
-    return loop
+def search_process_count(settings: ServerSettings) -> int:
+    """How many search processes the service runs: the setting, or by default one per
+    core up to `max_concurrency` on a machine of two cores or more (on one core processes
+    gain nothing over threads)."""
+    if settings.search_processes is not None:
+        return settings.search_processes
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    return 0 if cores < 2 else min(cores, settings.max_concurrency)
 
 
 _NO_SPACE = ("No space left on device", "os error 28", "database or disk is full", "StorageFull")
@@ -220,6 +127,11 @@ class Engine:
         self.warm_report: dict[str, str] = {}
         self._write_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        count = search_process_count(settings)
+        self.processes = SearchProcesses(count, settings) if count else None
+        # Writes to each collection so far: a search process whose store is older opens
+        # it again.
+        self._generations: dict[str, int] = {}
 
     # ----------------------------------------------------------------- readiness
 
@@ -234,6 +146,8 @@ class Engine:
         self.metrics.ready.set(0)
         started = time.monotonic()
         try:
+            if self.processes is not None:
+                await asyncio.wrap_future(self._pool.submit(self.processes.start))
             names = self.collections.names() if self.settings.warm_up else []
             for name in names:
                 self.warm_report[name] = await asyncio.wrap_future(
@@ -242,6 +156,8 @@ class Engine:
         finally:
             if self.settings.freeze_heap:
                 _freeze_heap()
+                if self.processes is not None:
+                    await asyncio.wrap_future(self._pool.submit(self.processes.freeze_heaps))
             self._ready.set()
             self.metrics.ready.set(1)
         problems = {k: v for k, v in self.warm_report.items() if v != "ready"}
@@ -265,13 +181,22 @@ class Engine:
                 grace_s=0.0,
                 config={"max_turns": 2},
             )
-            _single_shot(plan, corpus)
+            if self.processes is not None:
+                # This process only writes: the searches run, and warm, over there.
+                self.processes.warm(
+                    collection,
+                    self.generation(name),
+                    plan,
+                    tuple(self.settings.warm_policies),
+                )
+                return "ready"
+            single_shot(plan, corpus)
             for policy in self.settings.warm_policies:
-                _agentic(
+                agentic(
                     SearchPlan(**{**plan.__dict__, "policy": policy}),
                     corpus,
                     plan.deadline_s,
-                    _Job().listener(None),
+                    Job().listener(None),
                 )
         except Exception as exc:  # one broken collection must not keep the others out
             log.warning("collection %r could not be warmed: %s", name, exc)
@@ -373,7 +298,7 @@ class Engine:
         hard = due + plan.grace_s
         if slot is None:
             slot = await self.admit(due)
-        job = _Job()
+        job = Job()
         try:
             future = self._submit(
                 slot, lambda: self._search_sync(job, collection, plan, due, on_event)
@@ -415,36 +340,30 @@ class Engine:
 
     def _search_sync(
         self,
-        job: _Job,
+        job: Job,
         collection: Collection,
         plan: SearchPlan,
         due: float,
         on_event: OnEvent | None,
     ) -> SearchResult:
+        # Opened here first in any case: this process is the store's writer, and its
+        # open replays what the derived indexes missed before any reader opens them.
         corpus = self.collections.open_sync(collection)
-        if plan.mode == "single_shot":
-            return _single_shot(plan, corpus)
-        left = due - time.monotonic()
-        if left < _MIN_EPISODE_S:
-            result = None
-        else:
-            result = _agentic(plan, corpus, left, job.listener(on_event))
-            if result.stopped_because != "deadline":
-                return result
-        if job.abandoned:
-            raise _Abandoned
-        log.warning(
-            "search of collection %r reached its %.1f s deadline (%s); answering with the "
-            "single-shot result (degraded)",
-            collection.name,
-            plan.deadline_s,
-            "before the episode could start"
-            if result is None
-            else f"after {result.usage.turns} turn(s)",
+        if self.processes is None:
+            return run_search(job, collection.name, corpus, plan, due, on_event)
+        return self.processes.search(
+            job, collection, self.generation(collection.name), plan, due, on_event
         )
-        return single_shot_fallback(plan, corpus)
 
     # ----------------------------------------------------------------- writes
+
+    def generation(self, name: str) -> int:
+        with self._locks_guard:
+            return self._generations.get(name, 0)
+
+    def _wrote(self, name: str) -> None:
+        with self._locks_guard:
+            self._generations[name] = self._generations.get(name, 0) + 1
 
     def write_lock(self, name: str) -> threading.Lock:
         """Serialises writes to one collection from this process (stores are ACID; this
@@ -459,7 +378,11 @@ class Engine:
             documents = parse()
             corpus = self.collections.open_sync(collection)
             with self.write_lock(collection.name):
-                return corpus.upsert(documents)
+                try:
+                    return corpus.upsert(documents)
+                finally:
+                    # Even a failed write may have stored part of the batch.
+                    self._wrote(collection.name)
 
         return await self.run(slot, work, collection)
 
@@ -467,12 +390,17 @@ class Engine:
         def work() -> int:
             corpus = self.collections.open_sync(collection)
             with self.write_lock(collection.name):
-                return corpus.delete([doc_id])
+                try:
+                    return corpus.delete([doc_id])
+                finally:
+                    self._wrote(collection.name)
 
         return await self.run(slot, work, collection)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.close()
 
 
 def _disk_full(exc: BaseException) -> ApiError:

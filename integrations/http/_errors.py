@@ -135,6 +135,16 @@ SERVICE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+def _api_error(
+    status: int,
+    code: int,
+    message: str,
+    headers: Mapping[str, str],
+    details: list[dict[str, Any]] | None,
+) -> ApiError:
+    return ApiError(status, code, message, headers=headers, details=details)
+
+
 class ApiError(Exception):
     """An error with its HTTP status, stable code and a message that says how to fix it."""
 
@@ -153,6 +163,10 @@ class ApiError(Exception):
         self.message = message
         self.headers = dict(headers or {})
         self.details = details
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Crosses from a search process to the service (pickle): keyword arguments too.
+        return (_api_error, (self.status, self.code, self.message, self.headers, self.details))
 
     def response(self) -> JSONResponse:
         body = ErrorBody(error_code=self.code, error_msg=self.message, details=self.details)

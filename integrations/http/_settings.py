@@ -169,7 +169,17 @@ class ServerSettings(BaseSettings):
         default=4,
         ge=1,
         le=256,
-        description="Searches, ingests and deletes at work at once (each on a worker thread).",
+        description="Searches, ingests and deletes at work at once (a search beyond the "
+        "search processes waits for one).",
+    )
+    search_processes: int | None = Field(
+        default=None,
+        ge=0,
+        le=256,
+        description="Processes that run searches (each opens the stores it searches for "
+        "reading; the service itself writes). Default: one per core up to max_concurrency "
+        "on 2 cores or more, else 0. 0 runs searches on worker threads of the service "
+        "(one core, and the event loop shares it).",
     )
     queue_size: int = Field(
         default=64, ge=0, le=100_000, description="Requests that may wait for a working slot."

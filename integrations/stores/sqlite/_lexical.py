@@ -43,9 +43,17 @@ class LexicalIndex:
     store calls add/delete/commit under its write lock; search is safe from any thread."""
 
     def __init__(
-        self, directory: Path, analyzer: Analyzer, *, heap_bytes: int = 64_000_000
+        self,
+        directory: Path,
+        analyzer: Analyzer,
+        *,
+        heap_bytes: int = 64_000_000,
+        writable: bool = True,
     ) -> None:
         self._dir = directory
+        # False: another process writes this index; this one must never reset or write
+        # it (a reset deletes the folder).
+        self._writable = writable
         self._sidecar = directory.with_suffix(".json")
         self._heap = heap_bytes
         self._schema = _schema()
@@ -71,6 +79,12 @@ class LexicalIndex:
 
     def _reset(self) -> None:
         """An empty index; callers then add every chunk and commit."""
+        if not self._writable:
+            raise CorpusError(
+                f"the BM25 index at {self._dir} is missing or was built differently, and a "
+                "store opened for reading cannot rebuild it; open the store for writing "
+                "once (the index is rebuilt from SQLite)"
+            )
         with contextlib.suppress(Exception):  # the index is deleted next: nothing to undo
             self._close_writer()
         # Drop tantivy's handles on the old files first: its directory watcher may still
@@ -111,6 +125,8 @@ class LexicalIndex:
             self._reset()
 
     def _w(self) -> tantivy.IndexWriter:
+        if not self._writable:
+            raise CorpusError(f"the BM25 index at {self._dir} is opened for reading")
         if self._writer is None:
             try:
                 self._writer = self._live().writer(heap_size=self._heap, num_threads=1)

@@ -29,6 +29,7 @@ __all__ = [
     "connect",
     "inspect",
     "migrate",
+    "schema_version",
 ]
 
 DB_NAME = "sift.db"
@@ -171,6 +172,11 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
             )
+
+
+def schema_version(conn: sqlite3.Connection) -> str:
+    """The schema version a store records ("" when none)."""
+    return _version(conn)
 
 
 def _version(conn: sqlite3.Connection) -> str:

@@ -77,6 +77,7 @@ from sift.integrations.stores.sqlite._schema import (
     create_schema,
     inspect,
     migrate,
+    schema_version,
     transaction,
 )
 from sift.integrations.stores.sqlite._trigrams import TrigramIndex, trigram_bits
@@ -142,6 +143,11 @@ class SqliteCorpus:
         batch_docs: documents per ingest transaction.
         spawn_after: documents into one upsert after which chunking and embedding move
             to a child process (a second core for them; 0 keeps them in a thread).
+        writer: False opens an existing store for reading beside the process that writes
+            it (`sift serve`'s search processes): nothing on disk is written (no derived
+            index is repaired or saved, the analyzer and schema are taken as recorded)
+            and writes raise CorpusError. It sees the store as of its opening, up to the
+            writer's last BM25 commit; open it again to see later writes.
     """
 
     @released_on_failure
@@ -163,6 +169,7 @@ class SqliteCorpus:
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
         spawn_after: int = 1024,
+        writer: bool = True,
     ) -> None:
         if vector_index not in _VECTOR_INDEXES:
             raise ValueError(
@@ -186,6 +193,7 @@ class SqliteCorpus:
         self._batch_docs = batch_docs
         self._lexical_commit_chunks = lexical_commit_chunks
         self._spawn_after = spawn_after
+        self._writer = bool(writer)
         self._write_lock = threading.RLock()
         self._local = threading.local()
         # Every thread's connection, with its thread: a connection whose thread has ended
@@ -201,7 +209,7 @@ class SqliteCorpus:
         # first write, so a mistyped path that is only read from fails with its name.
         self._pending: tuple[Embedder, int, Analyzer] | None = None
         self._pending_root: str | None = None
-        if not inspect(self._path, create=bool(create)):
+        if not inspect(self._path, create=bool(create) and self._writer):
             # Everything that can be refused is checked before anything is created.
             new_embedder = self._resolve_embedder(embedder, None)
             size = 512 if chunk_tokens is None else chunk_tokens
@@ -224,7 +232,13 @@ class SqliteCorpus:
 
     def _open(self, embedder: Embedder | str | None, chunk_tokens: int | None) -> None:
         conn = self._conn()
-        migrate(conn)
+        if self._writer:
+            migrate(conn)
+        elif schema_version(conn) != str(SCHEMA_VERSION):
+            raise IncompatibleStoreError(
+                f"store {self._path} has schema version {schema_version(conn)!r}, not "
+                f"{SCHEMA_VERSION}; open it for writing once (any `sift index`) to migrate it"
+            )
         meta = self._meta()
         self._analyzer = self._resolve_analyzer(self._analyzer_option, meta)
         self._embedder = self._resolve_embedder(embedder, meta)
@@ -251,7 +265,9 @@ class SqliteCorpus:
             else:
                 self._vectors = ExactVectors(self._dim)
                 self._vectors.load(conn)
-            self._lexical = LexicalIndex(self._path / "lexical", self._analyzer)
+            self._lexical = LexicalIndex(
+                self._path / "lexical", self._analyzer, writable=self._writer
+            )
             self._catch_up_lexical()
             self._trigrams = TrigramIndex(self._path / _TRIGRAM_FILE, self._may_write)
             self._trigrams.load(conn)
@@ -267,6 +283,13 @@ class SqliteCorpus:
         self._pending = None
         if self._pending_root is not None:
             self.record_source_root(self._pending_root)
+
+    def _check_writer(self) -> None:
+        if not self._writer:
+            raise CorpusError(
+                f"store {self._path} is opened for reading (writer=False); write through "
+                "the process that opened it for writing"
+            )
 
     def _require(self) -> None:
         """Reads need a store: one never written to does not exist yet."""
@@ -390,6 +413,11 @@ class SqliteCorpus:
                 )
         if chosen is None:
             chosen = default_analyzer()
+        if chosen.spec != recorded and not self._writer:
+            raise IncompatibleStoreError(
+                f"store {self._path} records the analyzer {recorded!r}, not {chosen.spec!r}; "
+                "a store opened for reading (writer=False) cannot change it"
+            )
         if chosen.spec != recorded:
             if recorded is not None:
                 log.warning(
@@ -420,6 +448,17 @@ class SqliteCorpus:
         floor = int(self._meta().get("log_floor", "0"))
         lex = self._lexical
         if lex.seq == self._seq:
+            return
+        if not self._writer:
+            # The writing process is between a SQLite commit and its BM25 commit (or
+            # died there, and its next open replays): searches here see BM25 as of its
+            # last commit, the rest as of SQLite.
+            log.info(
+                "store %s opened for reading: its BM25 index holds changes up to %d of %d",
+                self._path,
+                lex.seq,
+                self._seq,
+            )
             return
         if lex.seq < floor or lex.seq > self._seq:
             lex.reset()
@@ -466,7 +505,8 @@ class SqliteCorpus:
                         for r in conn.execute("SELECT chunk FROM changes WHERE seq > ?", (ann.seq,))
                     ),
                 )
-            ann.save(self._seq)
+            if self._writer:
+                ann.save(self._seq)
         return ann
 
     def _commit_lexical(self, *, save_vectors: bool = False) -> None:
@@ -489,6 +529,8 @@ class SqliteCorpus:
     def _may_write(self) -> bool:
         """Whether this process may write the derived indexes' files: it takes the
         store's write lock (tantivy's), unless another process holds it."""
+        if not self._writer:
+            return False
         try:
             self._lexical.lock()
         except CorpusError:
@@ -511,6 +553,7 @@ class SqliteCorpus:
         *,
         on_progress: Callable[[int], None] | None = None,
     ) -> UpsertReport:
+        self._check_writer()
         report = UpsertReport()
         try:
             self._upsert(documents, report, on_progress)
@@ -768,6 +811,7 @@ class SqliteCorpus:
         return ids
 
     def delete(self, doc_ids: Iterable[str]) -> int:
+        self._check_writer()
         wanted = list(dict.fromkeys(check_ids(doc_ids, name="doc_ids")))
         if not wanted or self._pending is not None:
             return 0
@@ -1034,6 +1078,7 @@ class SqliteCorpus:
 
     def record_source_root(self, root: str) -> None:
         """Records the source root; the first one recorded stays."""
+        self._check_writer()
         if self._pending is not None:
             self._pending_root = self._pending_root or root
             return
@@ -1052,7 +1097,11 @@ class SqliteCorpus:
                 self._closed = True
                 return
             steps: list[tuple[str, Callable[[], object]]] = []
-            if not isinstance(self._vectors, ExactVectors) and self._vectors.seq != self._seq:
+            if (
+                self._writer
+                and not isinstance(self._vectors, ExactVectors)
+                and self._vectors.seq != self._seq
+            ):
                 steps.append(
                     ("saving the vector index", lambda: self._commit_lexical(save_vectors=True))
                 )

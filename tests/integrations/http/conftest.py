@@ -8,12 +8,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 
 from sift.integrations.http import ServerSettings, create_app
+from sift.integrations.ollama.testing import FakeOllama, Reply, final_answer
 from sift.integrations.stores import open_store
 from sift.types import Document
 
@@ -138,6 +140,56 @@ def _serve(app: object, *, ready: bool = True) -> tuple[uvicorn.Server, threadin
     return server, thread, f"http://127.0.0.1:{port}"
 
 
+class Gate:
+    """Holds whatever waits on it until the test opens it (or the test ends)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.waiting = 0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            self.waiting += 1
+        self.event.wait(120)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    g = Gate()
+    yield g
+    g.open()  # never leave a worker blocked behind a failed test
+
+
+@pytest.fixture
+def ollama(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOllama]:
+    """A loopback Ollama whose every chat reply waits for the gate, then concludes. Its
+    address is in the environment, so search processes started later reach it too."""
+
+    def held(_: dict[str, Any]) -> Reply:
+        gate.wait()
+        return final_answer([("gustave_0", "the engineer")])
+
+    with FakeOllama(responder=held) as server:
+        monkeypatch.setenv("SIFT_OLLAMA_HOST", server.host)
+        yield server
+
+
+@pytest.fixture
+def store_root(tmp_path: Path) -> Path:
+    """A root of collections holding `docs` (DOCS, hash embedder)."""
+    root = tmp_path / "collections"
+    corpus = open_store(root / "docs", embedder="hash")
+    try:
+        corpus.upsert(DOCS)
+    finally:
+        corpus.close()
+    return root
+
+
 @pytest.fixture
 def http_documents() -> tuple[Document, ...]:
     """The documents every test collection holds."""
@@ -201,6 +253,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         max_documents_per_request=20,
         deadline_grace_s=60.0,
         retrieval_deadline_s=300.0,
+        # The shared service searches in processes of its own, as `sift serve` does on
+        # a machine of two cores or more.
+        search_processes=2,
     )
     app = create_app(settings)
     server, thread, url = _serve(app)

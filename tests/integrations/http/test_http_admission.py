@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import gc
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,7 @@ import httpx
 import pytest
 
 from sift.integrations.http import ServerSettings, create_app
-from sift.integrations.ollama.testing import FakeOllama, Reply, final_answer
-from sift.integrations.stores import open_store
-from sift.types import Document, SearchResult
+from sift.types import SearchResult
 
 KEY = "admission-key-0123"
 QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
@@ -55,54 +52,6 @@ def _metric(text: str, name: str) -> float:
     raise AssertionError(f"{name} is not in the metrics")
 
 
-class Gate:
-    """Holds whatever waits on it until the test opens it (or the test ends)."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.waiting = 0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        with self._lock:
-            self.waiting += 1
-        self.event.wait(120)
-
-    def open(self) -> None:
-        self.event.set()
-
-
-@pytest.fixture
-def gate() -> Iterator[Gate]:
-    g = Gate()
-    yield g
-    g.open()  # never leave a worker blocked behind a failed test
-
-
-@pytest.fixture
-def ollama(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOllama]:
-    """A loopback Ollama whose every chat reply waits for the gate, then concludes."""
-
-    def held(_: dict[str, Any]) -> Reply:
-        gate.wait()
-        return final_answer([("gustave_0", "the engineer")])
-
-    with FakeOllama(responder=held) as server:
-        monkeypatch.setenv("SIFT_OLLAMA_HOST", server.host)
-        yield server
-
-
-@pytest.fixture
-def store_root(tmp_path: Path, http_documents: tuple[Document, ...]) -> Path:
-    root = tmp_path / "collections"
-    corpus = open_store(root / "docs", embedder="hash")
-    try:
-        corpus.upsert(http_documents)
-    finally:
-        corpus.close()
-    return root
-
-
 def _app(store_root: Path, **overrides: Any) -> Any:
     settings = ServerSettings(
         store=str(store_root),
@@ -118,7 +67,7 @@ def _client(url: str) -> httpx.Client:
     return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
 
 
-def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gate: Gate) -> Any:
+def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gate: Any) -> Any:
     """Once the service is ready, a native search driven by the gated Ollama: it holds a
     working slot until the gate opens."""
     _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
@@ -135,8 +84,17 @@ def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gat
     return holder
 
 
-def test_requests_wait_in_the_queue_while_health_answers(store_root, start_server, gate, ollama):
-    app = _app(store_root, max_concurrency=1, queue_size=4, queue_wait_s=60)
+@pytest.mark.parametrize("search_processes", [0, 1])
+def test_requests_wait_in_the_queue_while_health_answers(
+    store_root, start_server, gate, ollama, search_processes
+):
+    app = _app(
+        store_root,
+        max_concurrency=1,
+        queue_size=4,
+        queue_wait_s=60,
+        search_processes=search_processes,
+    )
     url = start_server(app)
     admission = app.state.sift.admission
     with ThreadPoolExecutor(4) as pool, _client(url) as client:
@@ -193,10 +151,12 @@ def test_full_queue_and_expired_wait_are_429_with_retry_after(
     assert 'sift_queue_wait_seconds_count{outcome="timed_out"} 1.0' in metrics
 
 
+@pytest.mark.parametrize("search_processes", [0, 1])
 def test_past_the_deadline_the_answer_is_single_shot_flagged(
-    store_root, start_server, gate, ollama, caplog
+    store_root, start_server, gate, ollama, caplog, search_processes
 ):
-    app = _app(store_root, deadline_grace_s=30)
+    # With a search process, its log line reaches the service's log too.
+    app = _app(store_root, deadline_grace_s=30, search_processes=search_processes)
     url = start_server(app)
     caplog.set_level(logging.WARNING, logger="sift.http")
     with _client(url) as client:

@@ -46,6 +46,8 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
         "hash",
         "--log-level",
         "info",
+        "--search-processes",
+        "1",
     ]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
@@ -93,6 +95,10 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
                 },
             )
             assert answer.json()["records"][0]["metadata"]["doc_id"] == "n1"
+            # The search ran in the one search process (multiprocessing's resource
+            # tracker is the other child).
+            children = _children(process.pid)
+            assert len(children) == 2, children
             too_many = client.post(
                 "/retrieval",
                 json={
@@ -108,6 +114,36 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
     finally:
         process.terminate()
         process.wait(timeout=20)
+    # Stopping the server stops its search process: nothing is left behind.
+    for pid in children:
+        _wait_gone(pid)
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == parent:
+                found.append(int(entry.name))
+    return found
+
+
+def _wait_gone(pid: int) -> None:
+    """Polls until `pid` has exited (the limit only bounds a broken run)."""
+    end = time.monotonic() + 60
+    while True:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return  # gone
+        if ") Z" in stat:
+            return  # exited, waiting to be reaped
+        assert time.monotonic() < end, f"process {pid} outlived the server"
+        time.sleep(0.05)
 
 
 def test_sift_serve_reports_a_bad_keys_file(tmp_path: Path):

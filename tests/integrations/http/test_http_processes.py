@@ -1,0 +1,209 @@
+"""Searches in search processes (`search_processes`): the service writes, the processes
+read, and each sees every write acknowledged before its search; a process that dies or
+does not stop is replaced, and its request gets a clear answer.
+
+Slow work is made slow by a gate the test holds (a loopback Ollama whose replies wait for
+it), never by a sleep; the waits below only bound a broken run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sift.integrations.http import ServerSettings, create_app
+from sift.integrations.http._engine import search_process_count
+from sift.types import SearchResult
+
+KEY = "processes-key-0123"
+QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
+
+
+def _wait_until(check: Callable[[], bool], what: str, limit_s: float = 90.0) -> None:
+    end = time.monotonic() + limit_s
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)
+
+
+def _app(store_root: Path, **overrides: Any) -> Any:
+    settings = ServerSettings(
+        store=str(store_root),
+        embedder="hash",
+        api_keys=KEY,
+        retry_after_s=3,
+        **{"search_processes": 2, **overrides},
+    )
+    return create_app(settings)
+
+
+def _client(url: str, timeout: float = 60) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=timeout)
+
+
+def _search(client: httpx.Client, question: str, **extra: Any) -> httpx.Response:
+    return client.post(
+        "/v1/search",
+        json={"collection": "docs", "question": question, "top_k": 5, **extra},
+    )
+
+
+def _doc_ids(response: httpx.Response) -> set[str]:
+    assert response.status_code == 200, response.text
+    return {e.doc_id for e in SearchResult.model_validate(response.json()).evidence}
+
+
+def _open_files(pid: int) -> set[str]:
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            found.add(os.readlink(fd))
+        except OSError:
+            continue  # closed meanwhile
+    return found
+
+
+def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
+    store_root: Path, start_server: Any
+) -> None:
+    app = _app(store_root)
+    url = start_server(app)
+    processes = app.state.sift.engine.processes
+    pids = processes.pids()
+    assert len(pids) == 2 and os.getpid() not in pids
+    db = str((store_root / "docs" / "sift.db").resolve())
+    with _client(url) as client:
+        # Warm-up opened the store in every search process, for reading.
+        assert all(db in _open_files(pid) for pid in pids)
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
+        # A write through the service, then searches: both processes (four searches,
+        # alternating) find it, each having opened the store again.
+        ingest = client.post(
+            "/v1/collections/docs/documents",
+            json={
+                "documents": [
+                    {
+                        "id": "kyoto",
+                        "title": "京都",
+                        "text": "京都は千年の都である。Kyoto was the capital of Japan for "
+                        "a thousand years.",
+                    }
+                ]
+            },
+        )
+        assert ingest.status_code == 200, ingest.text
+        for question in ("京都 千年の都", "Kyoto capital of Japan") * 2:
+            assert "kyoto" in _doc_ids(_search(client, question, mode="single_shot"))
+        assert client.delete("/v1/collections/docs/documents/kyoto").status_code == 200
+        for question in ("京都 千年の都", "Kyoto capital of Japan") * 2:
+            assert "kyoto" not in _doc_ids(_search(client, question, mode="single_shot"))
+    # The service itself never searched: its threads only wrote.
+    assert processes.pids() == pids
+
+
+def test_events_stream_from_a_search_process(store_root: Path, start_server: Any) -> None:
+    url = start_server(_app(store_root))
+    with (
+        _client(url) as client,
+        client.stream(
+            "POST",
+            "/v1/search",
+            json={"collection": "docs", "question": QUESTION},
+            headers={"Accept": "text/event-stream"},
+        ) as response,
+    ):
+        assert response.status_code == 200
+        text = "".join(response.iter_text())
+    events = [line[len("event: ") :] for line in text.splitlines() if line.startswith("event: ")]
+    assert "sift.turn" in events or any(e.startswith("sift.") for e in events[:-1])
+    assert events[-1] == "sift.result", events
+
+
+def test_a_search_process_that_dies_is_replaced(
+    store_root: Path, start_server: Any, gate: Any, ollama: Any
+) -> None:
+    app = _app(store_root, search_processes=1, deadline_grace_s=60)
+    url = start_server(app)
+    processes = app.state.sift.engine.processes
+    (first,) = processes.pids()
+    with _client(url) as client, ThreadPoolExecutor(2) as pool:
+        # Killed while idle: the next search goes to its replacement, nothing is lost.
+        os.kill(first, signal.SIGKILL)
+        _wait_until(lambda: not Path(f"/proc/{first}").exists() or _zombie(first), "it died")
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
+        _wait_until(lambda: len(processes.pids()) == 1, "a replacement")
+        (second,) = processes.pids()
+        assert second != first
+        # Killed during a search (held at the model): that request answers 503 with
+        # Retry-After, naming what happened; the next search is answered again.
+        held = pool.submit(_search, client, QUESTION, policy="ollama")
+        _wait_until(lambda: gate.waiting == 1, "the search reached the model")
+        os.kill(second, signal.SIGKILL)
+        lost = held.result(timeout=60)
+        assert lost.status_code == 503, lost.text
+        assert lost.json()["error_code"] == 5030
+        assert "search process" in lost.json()["error_msg"]
+        assert lost.headers["Retry-After"] == "1"
+        gate.open()
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
+        _wait_until(lambda: processes.restarts == 2, "both were replaced")
+    assert app.state.sift.admission.active == 0
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except OSError:
+        return True
+
+
+def test_a_search_process_that_does_not_stop_is_killed_and_replaced(
+    store_root: Path, start_server: Any
+) -> None:
+    # A process that hangs (stopped here with SIGSTOP: it can reach no step of an
+    # episode where it would stop) holds its search past deadline and grace: the request
+    # answers 503/5040 at once, and the process is killed, its slot given back, and
+    # another takes its place.
+    app = _app(store_root, search_processes=1, deadline_grace_s=0.2)
+    url = start_server(app)
+    svc = app.state.sift
+    (first,) = svc.engine.processes.pids()
+    with _client(url) as client:
+        os.kill(first, signal.SIGSTOP)
+        try:
+            response = _search(client, QUESTION, deadline_s=0.3)
+            assert response.status_code == 503, response.text
+            assert response.json()["error_code"] == 5040
+            _wait_until(lambda: first not in svc.engine.processes.pids(), "it is killed")
+        finally:
+            if Path(f"/proc/{first}").exists():
+                os.kill(first, signal.SIGCONT)
+        _wait_until(lambda: svc.admission.active == 0, "its slot is given back")
+        _wait_until(lambda: len(svc.engine.processes.pids()) == 1, "a replacement")
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
+    assert svc.engine.processes.restarts == 1
+
+
+def test_the_number_of_search_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    def settings(**values: Any) -> ServerSettings:
+        return ServerSettings(store="/nonexistent", **values)
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5, 6, 7})
+    assert search_process_count(settings(search_processes=None, max_concurrency=4)) == 4
+    assert search_process_count(settings(search_processes=None, max_concurrency=16)) == 8
+    assert search_process_count(settings(search_processes=3)) == 3
+    assert search_process_count(settings(search_processes=0)) == 0
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
+    # One core: processes gain nothing over threads.
+    assert search_process_count(settings(search_processes=None)) == 0
+    with pytest.raises(ValueError, match="search_processes"):
+        settings(search_processes=-1)
