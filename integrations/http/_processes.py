@@ -9,9 +9,15 @@ The service stays the one writer of every store; each search process opens the s
 searches for reading (`writer=False`) and opens one again when the service has written to
 it since (the service numbers its writes per collection and sends the number with every
 search). A search process runs one search at a time: the service hands a search to an
-idle one, forwards its events, and a request that stops waiting sets a flag in shared
-memory that the episode reads at its next step. A search process that does not stop
-within `_KILL_AFTER_S` of that, or that dies, is replaced by a new one.
+idle one and forwards its events; a request that stops waiting sends its process SIGUSR1,
+which the episode reads at its next step. A search process that does not stop within
+`_KILL_AFTER_S` of that, or that dies, is replaced by a new one.
+
+A search process is a fresh interpreter (`python -c`, as the store's ingest child in
+`stores/sqlite/_prepare.py`: never a fork of this multi-threaded process, never a re-run
+of the caller's main module as multiprocessing's spawn would do) driven over two pipes;
+it exits when its request pipe closes, so it never outlives the service, even one killed
+with SIGKILL.
 """
 
 from __future__ import annotations
@@ -19,15 +25,17 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import multiprocessing
 import os
+import pickle
 import queue
 import signal
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from multiprocessing.sharedctypes import Synchronized
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_core import to_jsonable_python
@@ -50,7 +58,7 @@ if TYPE_CHECKING:
     from sift.integrations.http._settings import ServerSettings
     from sift.protocols import Corpus
 
-__all__ = ["SearchProcesses"]
+__all__ = ["SearchProcesses", "serve"]
 
 log = logging.getLogger("sift.http")
 
@@ -60,6 +68,9 @@ _KILL_AFTER_S = 5.0
 # How often a waiting service thread looks at its request's flag between messages.
 _POLL_S = 0.1
 _START_TIMEOUT_S = 120.0
+_COMMAND = "from sift.integrations.http._processes import serve; serve()"
+# What a request that stopped waiting sends its search process.
+_ABANDON = signal.SIGUSR1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,24 +85,78 @@ class _Request:
 
 
 class _Worker:
-    def __init__(self, process: Any, conn: Connection, flag: Synchronized[int]) -> None:
-        self.process = process
-        self.conn = conn
-        self.flag = flag
+    """One search process, seen from the service: its pipes and the job it runs."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        down_read, down_write = os.pipe()
+        up_read, up_write = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _COMMAND, str(down_read), str(up_write)],
+                pass_fds=(down_read, up_write),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            for fd in (down_read, down_write, up_read, up_write):
+                os.close(fd)
+            raise
+        os.close(down_read)
+        os.close(up_write)
+        self.requests = Connection(down_write, readable=False)
+        self.answers = Connection(up_read, writable=False)
+        self._lock = threading.Lock()
+        self._current: Job | None = None
+        level = logging.getLogger("sift").getEffectiveLevel()
+        # A few kilobytes: the pipe's buffer takes them without waiting.
+        self.requests.send_bytes(pickle.dumps((settings, level)))
 
     @property
     def pid(self) -> int:
-        return int(self.process.pid or 0)
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.process.poll()
+
+    def begin(self, job: Job) -> None:
+        with self._lock:
+            self._current = job
+        job.on_abandon(lambda: self._abandon(job))
+
+    def end(self) -> None:
+        with self._lock:
+            self._current = None
+
+    def _abandon(self, job: Job) -> None:
+        # Only while it still runs that job: a late abandon must not stop the next one.
+        with self._lock:
+            if self._current is job and self.alive:
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, _ABANDON)
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5.0)
+        self._close_pipes()
 
     def stop(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.conn.send(None)
-        self.process.join(2.0)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join(2.0)
-        with contextlib.suppress(OSError):
-            self.conn.close()
+        """Closes its request pipe (it exits at EOF), then kills it if it lingers."""
+        self._close_pipes()
+        try:
+            self.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def _close_pipes(self) -> None:
+        for conn in (self.requests, self.answers):
+            with contextlib.suppress(OSError):
+                conn.close()
 
 
 class SearchProcesses:
@@ -100,7 +165,6 @@ class SearchProcesses:
     def __init__(self, count: int, settings: ServerSettings) -> None:
         self.count = count
         self._settings = settings
-        self._context = multiprocessing.get_context("spawn")
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._workers: list[_Worker] = []
         self._lock = threading.Lock()
@@ -119,32 +183,21 @@ class SearchProcesses:
             self._idle.put(worker)
 
     def _spawn(self) -> _Worker:
-        parent, child = self._context.Pipe()
-        flag = self._context.Value("b", 0, lock=False)
-        level = logging.getLogger("sift").getEffectiveLevel()
-        process = self._context.Process(
-            target=_serve,
-            args=(child, flag, self._settings, level),
-            name="sift-search",
-            daemon=True,
-        )
-        process.start()
-        child.close()
-        return _Worker(process, parent, flag)
+        return _Worker(self._settings)
 
     def _await_up(self, worker: _Worker) -> None:
         """Waits for the process's "up" (its log records may come first)."""
         end = time.monotonic() + _START_TIMEOUT_S
         while True:
             left = end - time.monotonic()
-            if left <= 0 or not worker.conn.poll(left):
-                worker.stop()
+            if left <= 0 or not worker.answers.poll(left):
+                worker.kill()
                 raise RuntimeError(f"a search process did not start within {_START_TIMEOUT_S:g} s")
             try:
-                kind, payload = worker.conn.recv()
+                kind, payload = worker.answers.recv()
             except (EOFError, OSError):
-                code = worker.process.exitcode
-                worker.stop()
+                worker.kill()
+                code = worker.exitcode
                 raise RuntimeError(
                     f"a search process ended while starting (exit code {code})"
                 ) from None
@@ -166,11 +219,7 @@ class SearchProcesses:
     def _replace(self, worker: _Worker, why: str) -> None:
         """Kills `worker` and starts another in its place (in the background: a new
         process takes a second or two to import sift)."""
-        with contextlib.suppress(OSError):
-            worker.process.kill()
-        worker.process.join(5.0)
-        with contextlib.suppress(OSError):
-            worker.conn.close()
+        worker.kill()
         with self._lock:
             if worker in self._workers:
                 self._workers.remove(worker)
@@ -231,7 +280,7 @@ class SearchProcesses:
                 self._exchange(worker, request, Job(), None)
         finally:
             for worker in taken:
-                if worker.process.is_alive():
+                if worker.alive:
                     self._idle.put(worker)
 
     def search(
@@ -256,7 +305,7 @@ class SearchProcesses:
         try:
             result = self._exchange(worker, request, job, on_event)
         finally:
-            if worker.process.is_alive():
+            if worker.alive:
                 self._idle.put(worker)
         assert isinstance(result, SearchResult)
         return result
@@ -269,24 +318,31 @@ class SearchProcesses:
                 worker = self._idle.get(timeout=_POLL_S)
             except queue.Empty:
                 continue
-            if worker.process.is_alive():
+            if worker.alive:
                 return worker
             # It died while idle: nothing of any request was lost with it.
-            self._replace(worker, f"ended while idle (exit code {worker.process.exitcode})")
+            self._replace(worker, f"ended while idle (exit code {worker.exitcode})")
 
     def _exchange(
         self, worker: _Worker, request: _Request, job: Job, on_event: OnEvent | None
     ) -> object:
-        worker.flag.value = 0
-        job.on_abandon(lambda: setattr(worker.flag, "value", 1))
+        worker.begin(job)
         try:
-            worker.conn.send(request)
+            return self._answer(worker, request, job, on_event)
+        finally:
+            worker.end()
+
+    def _answer(
+        self, worker: _Worker, request: _Request, job: Job, on_event: OnEvent | None
+    ) -> object:
+        try:
+            worker.requests.send(request)
         except (OSError, ValueError):
             self._replace(worker, "could not be reached")
             raise _lost(worker) from None
         abandoned_at: float | None = None
         while True:
-            if not worker.conn.poll(_POLL_S):
+            if not worker.answers.poll(_POLL_S):
                 if job.abandoned:
                     abandoned_at = abandoned_at or time.monotonic()
                     if time.monotonic() - abandoned_at > _KILL_AFTER_S:
@@ -297,9 +353,9 @@ class SearchProcesses:
                         raise Abandoned
                 continue
             try:
-                kind, payload = worker.conn.recv()
+                kind, payload = worker.answers.recv()
             except (EOFError, OSError):
-                self._replace(worker, f"ended (exit code {worker.process.exitcode})")
+                self._replace(worker, f"ended (exit code {worker.exitcode})")
                 raise _lost(worker) from None
             if kind == "event":
                 if on_event is not None:
@@ -324,7 +380,7 @@ def _lost(worker: _Worker) -> ApiError:
         503,
         UNAVAILABLE,
         f"the search process running this search ended (pid {worker.pid}, exit code "
-        f"{worker.process.exitcode}); another is starting in its place: retry",
+        f"{worker.exitcode}); another is starting in its place: retry",
         headers={"Retry-After": "1"},
     )
 
@@ -363,24 +419,30 @@ class _Forward(logging.Handler):
             self.handleError(record)
 
 
-class _SharedJob(Job):
-    """The search process's side of a Job: abandoned when the service sets the flag."""
+_abandoned = threading.Event()
 
-    def __init__(self, flag: Synchronized[int]) -> None:
-        super().__init__()
-        self._flag = flag
+
+def _on_abandon(_signum: int, _frame: FrameType | None) -> None:
+    _abandoned.set()
+
+
+class _SignalledJob(Job):
+    """The search process's side of a Job: abandoned when the service signals it."""
 
     @property
     def abandoned(self) -> bool:
-        return bool(self._flag.value)
+        return _abandoned.is_set()
 
 
-def _serve(conn: Connection, flag: Synchronized[int], settings: Any, level: int) -> None:
-    """A search process: answers requests from `conn` until it reads None or the service
-    goes away."""
+def serve() -> None:
+    """A search process (`python -c`, see `_COMMAND`): answers requests from the pipe in
+    argv[1] on the pipe in argv[2] until the request pipe closes."""
+    requests = Connection(int(sys.argv[1]), writable=False)
+    sender = _Sender(Connection(int(sys.argv[2]), readable=False))
     # Ctrl-C in a terminal reaches the whole process group: the service stops these.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sender = _Sender(conn)
+    signal.signal(_ABANDON, _on_abandon)
+    settings, level = pickle.loads(requests.recv_bytes())
     root = logging.getLogger()
     root.addHandler(_Forward(sender))
     root.setLevel(logging.WARNING)
@@ -393,15 +455,15 @@ def _serve(conn: Connection, flag: Synchronized[int], settings: Any, level: int)
     try:
         while True:
             try:
-                request = conn.recv()
+                request = requests.recv()
             except (EOFError, OSError):
                 return
-            if request is None:
-                return
+            # A signal meant for the previous search (sent as it ended) is not this one's.
+            _abandoned.clear()
             try:
                 outcome: tuple[str, object] = (
                     "done",
-                    _answer(request, collections, opened, sender, flag),
+                    _answer(request, collections, opened, sender),
                 )
             except BaseException as exc:  # every failure goes back to the request
                 outcome = ("error", _transportable(exc))
@@ -440,7 +502,6 @@ def _answer(
     collections: Collections,
     opened: dict[str, tuple[int, Corpus]],
     sender: _Sender,
-    flag: Synchronized[int],
 ) -> SearchResult | None:
     if request.kind == "freeze":
         gc.collect()
@@ -465,7 +526,7 @@ def _answer(
         def forward(event: dict[str, Any]) -> None:
             sender.send(("event", to_jsonable_python(event, fallback=str)))
 
-    return run_search(_SharedJob(flag), collection.name, corpus, plan, request.due, forward)
+    return run_search(_SignalledJob(), collection.name, corpus, plan, request.due, forward)
 
 
 def _transportable(exc: BaseException) -> BaseException:

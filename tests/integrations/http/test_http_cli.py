@@ -95,10 +95,9 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
                 },
             )
             assert answer.json()["records"][0]["metadata"]["doc_id"] == "n1"
-            # The search ran in the one search process (multiprocessing's resource
-            # tracker is the other child).
+            # The search ran in its one search process, the server's only child.
             children = _children(process.pid)
-            assert len(children) == 2, children
+            assert len(children) == 1, children
             too_many = client.post(
                 "/retrieval",
                 json={
@@ -156,3 +155,46 @@ def test_sift_serve_reports_a_bad_keys_file(tmp_path: Path):
     result = CliRunner().invoke(app, ["serve", "--keys-file", str(keys), "--store", str(tmp_path)])
     assert result.exit_code == 2
     assert "at least 8 characters" in result.output
+
+
+def test_search_processes_never_outlive_a_killed_server(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    command = [
+        sys.executable,
+        "-c",
+        "from sift.integrations.cli import main; main()",
+        "serve",
+        "--port",
+        "0",
+        "--store",
+        str(tmp_path / "root"),
+        "--allow-anonymous",
+        "--search-processes",
+        "2",
+        "--log-level",
+        "info",
+    ]
+    env = {**os.environ, "SIFT_HOME": str(tmp_path / "home"), "SIFT_STORE": str(store)}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        log = []
+        while not any("Uvicorn running" in line for line in log):
+            line = process.stderr.readline()
+            assert line, "".join(log)
+            log.append(line)
+        url = re.search(r"(http://127\.0\.0\.1:\d+)", log[-1]).group(1)
+        with httpx.Client(base_url=url, timeout=120) as client:
+            ready_by = time.monotonic() + 120  # bounds a broken run only
+            while client.get("/readyz").status_code != 200:
+                assert time.monotonic() < ready_by, "never ready"
+                time.sleep(0.05)
+        children = _children(process.pid)
+        assert len(children) == 2, children
+        process.kill()  # SIGKILL: nothing of the server runs after this
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    # Each search process sees its request pipe close, and exits.
+    for pid in children:
+        _wait_gone(pid)
