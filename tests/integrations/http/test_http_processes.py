@@ -72,6 +72,12 @@ def _open_files(pid: int) -> set[str]:
     return found
 
 
+def _nice(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    # Fields after the command (which may hold spaces); nice is the 19th of the line.
+    return int(stat[stat.rindex(")") + 2 :].split()[16])
+
+
 def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
     store_root: Path, start_server: Any
 ) -> None:
@@ -81,6 +87,8 @@ def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
     pids = processes.pids()
     assert len(pids) == 2 and os.getpid() not in pids
     db = str((store_root / "docs" / "sift.db").resolve())
+    # They yield the CPU to the service (its event loop answers every request).
+    assert all(_nice(pid) == _nice(os.getpid()) + 5 for pid in pids)
     with _client(url) as client:
         # Warm-up opened the store in every search process, for reading.
         assert all(db in _open_files(pid) for pid in pids)
