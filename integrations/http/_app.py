@@ -40,9 +40,9 @@ sift's HTTP service: agentic multi-hop search over your collections.
 * Every request but `/healthz`, `/readyz`, `/metrics` and the docs needs
   `Authorization: Bearer <key>`.
 * Every error is `{"error_code": int, "error_msg": str}`.
-* Searches, ingests and deletes run on worker threads behind a bounded queue: when every
-  slot is busy a request waits (up to the queue wait, and never past its deadline), then
-  gets 429 with Retry-After.
+* Searches (in search processes, one per core by default), ingests and deletes run behind
+  a bounded queue: when every slot is busy a request waits (up to the queue wait, and
+  never past its deadline), then gets 429 with Retry-After.
 """
 
 # Every router the app serves, one per module: a new face is one more entry here.

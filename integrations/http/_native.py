@@ -322,7 +322,7 @@ async def search(
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     def on_event(event: Any) -> None:
-        # Called on the search's worker thread: hand over through the loop.
+        # Called on the thread that runs or waits for the search: hand over through the loop.
         data = event if isinstance(event, dict) else jsonable_encoder(event)
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
