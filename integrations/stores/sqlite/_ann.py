@@ -7,10 +7,10 @@ naming the change sequence it holds; on open it replays newer changes (idempoten
 replayed chunk is removed before it is added) or is rebuilt from the stored vectors.
 
 Inserting into the graph is the costliest step of a large ingest (about 150 us of CPU a
-vector), and usearch frees the GIL while it works, so the ingest's additions and
-removals run in a worker thread of their own, in order, while the store writes the
-next batch; `wait` (called by the store before it saves, and before an upsert or delete
-returns) makes them all visible.
+vector at 300k, 390 at 1M), and usearch frees the GIL while it works, so the ingest's
+additions and removals run in a worker thread of their own (inserting with two threads),
+in order, while the store writes the next batch; `wait` (called by the store before it
+saves, and before an upsert or delete returns) makes them all visible.
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ _LOAD_BATCH = 20_000
 _EXACT_BELOW = 20_000
 # Batches waiting for the worker: past this, the writer waits (memory stays bounded).
 _MAX_PENDING = 4
+# Threads of one insertion during an ingest. The graph's single insertion thread was the
+# ingest's critical path past 300k chunks (391 us of CPU a vector at 1M, more than the
+# rest of the writer); with two, usearch inserts on whichever core the chunking child and
+# the writer leave free: 200k chunks into a graph 61.5 -> 48.1 s, 1M chunks end to end
+# 643 -> 481 s (benchmarks/results/store_speed.md). The graph is as good either way.
+_INGEST_THREADS = 2
 
 
 class AnnVectors:
@@ -113,10 +119,12 @@ class AnnVectors:
                 self._add_rows(rows)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Queues rows for the worker (one thread: the ingest keeps the other core)."""
+        """Queues rows for the worker."""
         if len(ids) == 0:
             return
-        self._queue(self._add_now, np.array(ids, dtype=np.uint64), np.array(vectors), 1)
+        self._queue(
+            self._add_now, np.array(ids, dtype=np.uint64), np.array(vectors), _INGEST_THREADS
+        )
 
     def remove(self, ids: Collection[int]) -> None:
         """Queues a removal, applied after the additions queued before it."""

@@ -146,7 +146,7 @@ def test_a_search_process_that_dies_is_replaced(
     with _client(url) as client, ThreadPoolExecutor(2) as pool:
         # Killed while idle: the next search goes to its replacement, nothing is lost.
         os.kill(first, signal.SIGKILL)
-        _wait_until(lambda: not Path(f"/proc/{first}").exists() or _zombie(first), "it died")
+        _wait_until(lambda: _dead(first), "it died")
         assert "gustave" in _doc_ids(_search(client, QUESTION))
         _wait_until(lambda: len(processes.pids()) == 1, "a replacement")
         (second,) = processes.pids()
@@ -167,11 +167,14 @@ def test_a_search_process_that_dies_is_replaced(
     assert app.state.sift.admission.active == 0
 
 
-def _zombie(pid: int) -> bool:
+def _dead(pid: int) -> bool:
+    """Whether every thread of `pid` has exited (its pipes are closed then): its main
+    thread shows Z while the others may still be exiting."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+        zombie = Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+        return zombie and len(os.listdir(f"/proc/{pid}/task")) <= 1
     except OSError:
-        return True
+        return True  # reaped
 
 
 def test_a_search_process_that_does_not_stop_is_killed_and_replaced(
