@@ -147,7 +147,18 @@ class Engine:
         started = time.monotonic()
         try:
             if self.processes is not None:
-                await asyncio.wrap_future(self._pool.submit(self.processes.start))
+                try:
+                    await asyncio.wrap_future(self._pool.submit(self.processes.start))
+                except Exception as exc:
+                    # Searching on threads is slower under load, never wrong: better
+                    # than a service whose every search waits for a process in vain.
+                    log.error(
+                        "search processes could not start (%s); searching on the "
+                        "service's threads instead",
+                        exc,
+                    )
+                    self.processes.close()
+                    self.processes = None
             names = self.collections.names() if self.settings.warm_up else []
             for name in names:
                 self.warm_report[name] = await asyncio.wrap_future(

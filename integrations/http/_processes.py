@@ -180,11 +180,16 @@ class SearchProcesses:
     def start(self) -> None:
         """Starts every process and waits until each has imported sift."""
         started = [self._spawn() for _ in range(self.count)]
-        for worker in started:
-            self._await_up(worker)
-            with self._lock:
-                self._workers.append(worker)
-            self._idle.put(worker)
+        try:
+            for worker in started:
+                self._await_up(worker)
+                with self._lock:
+                    self._workers.append(worker)
+                self._idle.put(worker)
+        except BaseException:
+            for worker in started:
+                worker.kill()
+            raise
 
     def _spawn(self) -> _Worker:
         return _Worker(self._settings)

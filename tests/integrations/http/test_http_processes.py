@@ -8,6 +8,7 @@ it), never by a sleep; the waits below only bound a broken run.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -202,6 +203,23 @@ def test_a_search_process_that_does_not_stop_is_killed_and_replaced(
         _wait_until(lambda: len(svc.engine.processes.pids()) == 1, "a replacement")
         assert "gustave" in _doc_ids(_search(client, QUESTION))
     assert svc.engine.processes.restarts == 1
+
+
+def test_search_processes_that_cannot_start_leave_searches_on_threads(
+    store_root: Path, start_server: Any, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    from sift.integrations.http import _processes
+
+    # An interpreter that exits at once, as one whose imports fail would.
+    monkeypatch.setattr(_processes, "_COMMAND", "import sys; sys.exit(3)")
+    caplog.set_level(logging.ERROR, logger="sift.http")
+    app = _app(store_root, search_processes=2)
+    url = start_server(app)
+    assert app.state.sift.engine.processes is None
+    assert any("search processes could not start" in r.getMessage() for r in caplog.records)
+    with _client(url) as client:
+        assert client.get("/readyz").json()["collections"] == {"docs": "ready"}
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
 
 
 def test_the_number_of_search_processes(monkeypatch: pytest.MonkeyPatch) -> None:
