@@ -542,8 +542,6 @@ def _answer(
 
 def _transportable(exc: BaseException) -> BaseException:
     """`exc` if it survives pickling, else a RuntimeError naming it."""
-    import pickle
-
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
