@@ -119,6 +119,56 @@ def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
     assert processes.pids() == pids
 
 
+def test_searches_while_the_service_writes(
+    store_root: Path, start_server: Any, http_documents: tuple[Any, ...]
+) -> None:
+    # Ingests and deletes go on while searches run in the processes, each of which
+    # reopens the store it finds older than the service's writes, sometimes while a write
+    # is under way: every request is answered, and afterwards every search sees the end
+    # state.
+    url = start_server(_app(store_root, max_concurrency=4))
+    rounds = 12
+
+    def write(i: int) -> list[int]:
+        with _client(url) as client:
+            documents = [
+                {
+                    "id": f"w{i}-{j}",
+                    "title": f"第{i}巻",
+                    "text": f"巻{i}の{j}章。Volume {i} part {j}.",
+                }
+                for j in range(5)
+            ]
+            codes = [
+                client.post(
+                    "/v1/collections/docs/documents", json={"documents": documents}
+                ).status_code
+            ]
+            if i % 3 == 0:
+                codes.append(client.delete(f"/v1/collections/docs/documents/w{i}-0").status_code)
+            return codes
+
+    def search(i: int) -> int:
+        with _client(url) as client:
+            mode = "single_shot" if i % 2 else "agentic"
+            return _search(client, f"Volume {i} part 3", mode=mode).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        writes = pool.map(write, range(rounds))
+        searches = pool.map(search, range(rounds * 2))
+        assert all(code == 200 for codes in writes for code in codes)
+        assert all(code == 200 for code in searches)
+    with _client(url) as client:
+        for i in range(rounds):
+            for _ in range(2):  # both processes
+                found = _doc_ids(
+                    _search(client, f"Volume {i} part 3 巻{i}の3章", mode="single_shot")
+                )
+                assert f"w{i}-3" in found, (i, found)
+        stats = client.get("/v1/collections/docs").json()["stats"]
+    assert stats["documents"] == len(http_documents) + rounds * 5 - len(range(0, rounds, 3))
+
+
 def test_events_stream_from_a_search_process(store_root: Path, start_server: Any) -> None:
     url = start_server(_app(store_root))
     with (
