@@ -30,7 +30,7 @@ from sift.integrations.http._settings import (
 )
 
 if TYPE_CHECKING:
-    from sift.protocols import Corpus
+    from sift.protocols import Corpus, Embedder
 
 __all__ = ["Collection", "Collections"]
 
@@ -142,14 +142,18 @@ class Collections:
             self._open[collection.name] = corpus
             return corpus
 
-    def open_reader(self, collection: Collection) -> Corpus:
+    def open_reader(self, collection: Collection, embedder: Embedder | None = None) -> Corpus:
         """The collection's store opened anew for reading beside the service that writes
-        it (a search process's; see `_processes`). Not kept here: the caller closes it."""
+        it (a search process's; see `_processes`). Not kept here: the caller closes it.
+        `embedder`: the one an earlier open of it loaded (loading the model again cost
+        a third of a reopen at 7k passages)."""
         from sift.integrations.stores import open_store
 
         options = self._options(collection)
         if not _is_url(collection.location):
             options["writer"] = False
+            if embedder is not None:
+                options["embedder"] = embedder
         return open_store(collection.location, **options)
 
     def _options(self, collection: Collection) -> dict[str, Any]:

@@ -499,11 +499,13 @@ def _corpus(
     held = opened.get(name)
     if held is not None and held[0] == generation:
         return held[1]
+    embedder = None
     if held is not None:
         del opened[name]
+        embedder = getattr(held[1], "embedder", None)
         with contextlib.suppress(Exception):
             held[1].close()
-    corpus = collections.open_reader(collection)
+    corpus = collections.open_reader(collection, embedder)
     opened[name] = (generation, corpus)
     return corpus
 

@@ -1128,6 +1128,12 @@ class SqliteCorpus:
         close_on_exit(self.close, exc)
 
     @property
+    def embedder(self) -> Embedder:
+        """The embedder of this store's vectors (pass it to a later open of the same
+        store to skip loading the model again)."""
+        return self._embedder
+
+    @property
     def analyzer(self) -> Analyzer:
         """How this store's text becomes BM25 terms (recorded in the store)."""
         return self._analyzer

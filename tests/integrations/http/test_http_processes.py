@@ -272,6 +272,27 @@ def test_search_processes_that_cannot_start_leave_searches_on_threads(
         assert "gustave" in _doc_ids(_search(client, QUESTION))
 
 
+def test_a_search_process_opens_a_store_for_reading(store_root: Path) -> None:
+    from sift.errors import CorpusError
+    from sift.integrations.http._collections import Collections
+    from sift.types import Document
+
+    collections = Collections(ServerSettings(store=str(store_root), embedder="hash"))
+    docs = collections.get("docs")
+    first = collections.open_reader(docs)
+    try:
+        with pytest.raises(CorpusError, match="writer=False"):
+            first.upsert([Document(id="x", title="", text="書けない")])
+        again = collections.open_reader(docs, first.embedder)
+        try:
+            assert again.embedder is first.embedder  # the model is not loaded again
+            assert "gustave" in {h.chunk.doc_id for h in again.search("Gustave Eiffel", k=3)}
+        finally:
+            again.close()
+    finally:
+        first.close()
+
+
 def test_the_number_of_search_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     def settings(**values: Any) -> ServerSettings:
         return ServerSettings(store="/nonexistent", **values)

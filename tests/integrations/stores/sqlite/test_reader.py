@@ -133,3 +133,11 @@ def test_a_reader_needs_a_store_as_recorded(store: Path, tmp_path: Path) -> None
     with pytest.raises(CorpusError, match="open the store for writing"):
         SqliteCorpus(store, writer=False)
     assert _files(store) == {k: v for k, v in before.items() if k != "lexical.json"}
+
+
+def test_a_reopened_reader_can_keep_the_loaded_embedder(store: Path) -> None:
+    with SqliteCorpus(store, writer=False) as first:
+        embedder = first.embedder
+    with SqliteCorpus(store, writer=False, embedder=embedder) as again:
+        assert again.embedder is embedder
+        assert _ids(again.search("日本最高峰の火山", k=1, mode="dense")) == ["fuji"]
