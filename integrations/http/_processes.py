@@ -13,11 +13,10 @@ idle one and forwards its events; a request that stops waiting sends its process
 which the episode reads at its next step. A search process that does not stop within
 `_KILL_AFTER_S` of that, or that dies, is replaced by a new one.
 
-A search process is a fresh interpreter (`python -c`, as the store's ingest child in
-`stores/sqlite/_prepare.py`: never a fork of this multi-threaded process, never a re-run
-of the caller's main module as multiprocessing's spawn would do) driven over two pipes;
-it exits when its request pipe closes, so it never outlives the service, even one killed
-with SIGKILL.
+A search process is a child interpreter (`sift.integrations.interpreters`, as the store's
+ingest child: never a fork of this multi-threaded process, never a re-run of the caller's
+main module as multiprocessing's spawn would do) driven over two pipes; it exits when its
+request pipe closes, so it never outlives the service, even one killed with SIGKILL.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import pickle
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -51,6 +49,7 @@ from sift.integrations.http._search import (
     single_shot,
 )
 from sift.integrations.http._settings import PolicyName
+from sift.integrations.interpreters import child_pipes, start_python
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -92,22 +91,7 @@ class _Worker:
     """One search process, seen from the service: its pipes and the job it runs."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        down_read, down_write = os.pipe()
-        up_read, up_write = os.pipe()
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", _COMMAND, str(down_read), str(up_write)],
-                pass_fds=(down_read, up_write),
-                stdin=subprocess.DEVNULL,
-            )
-        except BaseException:
-            for fd in (down_read, down_write, up_read, up_write):
-                os.close(fd)
-            raise
-        os.close(down_read)
-        os.close(up_write)
-        self.requests = Connection(down_write, readable=False)
-        self.answers = Connection(up_read, writable=False)
+        self.process, self.requests, self.answers = start_python(_COMMAND)
         self._lock = threading.Lock()
         self._current: Job | None = None
         level = logging.getLogger("sift").getEffectiveLevel()
@@ -446,8 +430,8 @@ class _SignalledJob(Job):
 def serve() -> None:
     """A search process (`python -c`, see `_COMMAND`): answers requests from the pipe in
     argv[1] on the pipe in argv[2] until the request pipe closes."""
-    requests = Connection(int(sys.argv[1]), writable=False)
-    sender = _Sender(Connection(int(sys.argv[2]), readable=False))
+    requests, answers = child_pipes()
+    sender = _Sender(answers)
     # Ctrl-C in a terminal reaches the whole process group: the service stops these.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(_ABANDON, _on_abandon)

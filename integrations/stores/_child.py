@@ -10,10 +10,9 @@ later one is (items, chunk_tokens), answered ("ok", chunk_and_embed(...)) or
 from __future__ import annotations
 
 import pickle
-import sys
 import traceback
-from multiprocessing.connection import Connection
 
+from sift.integrations.interpreters import child_pipes
 from sift.integrations.stores._documents import chunk_and_embed
 
 __all__ = ["COMMAND", "READY", "serve"]
@@ -23,8 +22,7 @@ READY = "ready"
 
 
 def serve() -> None:
-    requests = Connection(int(sys.argv[1]), writable=False)
-    answers = Connection(int(sys.argv[2]), readable=False)
+    requests, answers = child_pipes()
     try:
         embedder = pickle.loads(requests.recv_bytes())
     except Exception:

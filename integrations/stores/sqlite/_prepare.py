@@ -5,9 +5,10 @@ batch before. Both are mostly Python, so they share one core (the GIL); once an 
 long enough to pay for starting one (`spawn_after` documents), later batches go to a
 child process instead, which gives chunking and embedding a core of their own.
 
-The child is a fresh interpreter (`python -c`, never a fork of this multi-threaded
-process, and never a re-run of the caller's main module as multiprocessing's spawn
-would do) that reads requests from a pipe. It gets its own copy of the embedder
+The child is a fresh interpreter (`python -c`, started by
+`sift.integrations.interpreters`: never a fork of this multi-threaded process, and never
+a re-run of the caller's main module as multiprocessing's spawn would do) that reads
+requests from a pipe. It gets its own copy of the embedder
 (pickled: an embedder that cannot be pickled, one holding an HTTP client say, stays in
 the thread) and only plain data crosses: (id, title, text) in, spans and vectors out. A
 child that dies or fails a batch is stopped, and that batch and the rest run in the
@@ -21,11 +22,10 @@ from __future__ import annotations
 import os
 import pickle
 import subprocess
-import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from sift.integrations.interpreters import start_python
 from sift.integrations.stores._child import COMMAND, READY
 from sift.integrations.stores._documents import Chunked, Item, chunk_and_embed
 
@@ -44,22 +44,7 @@ class _Child:
     courier thread; only `kill` may come from another thread."""
 
     def __init__(self, payload: bytes) -> None:
-        down_read, down_write = os.pipe()
-        up_read, up_write = os.pipe()
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-c", COMMAND, str(down_read), str(up_write)],
-                pass_fds=(down_read, up_write),
-                stdin=subprocess.DEVNULL,
-            )
-        except BaseException:
-            for fd in (down_read, down_write, up_read, up_write):
-                os.close(fd)
-            raise
-        os.close(down_read)
-        os.close(up_write)
-        self._requests = Connection(down_write, readable=False)
-        self._answers = Connection(up_read, writable=False)
+        self._process, self._requests, self._answers = start_python(COMMAND)
         try:
             # A few hundred bytes: the pipe's buffer takes them without waiting.
             self._requests.send_bytes(payload)
