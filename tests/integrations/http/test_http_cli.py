@@ -29,47 +29,24 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
         "SIFT_SERVER_DEADLINE_GRACE_S": "60",
         "SIFT_SERVER_QUEUE_WAIT_S": "600",
     }
-    command = [
-        sys.executable,
-        "-c",
-        "from sift.integrations.cli import main; main()",
-        "serve",
-        "--port",
-        "0",
-        "--store",
-        str(tmp_path / "root"),
+    process = _start_serve(
+        tmp_path,
+        env,
         "--keys-file",
         str(keys),
         "--collections",
         str(collections),
         "--embedder",
         "hash",
-        "--log-level",
-        "info",
         "--search-processes",
         "1",
-    ]
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    )
     try:
-        url = None
-        deadline = time.monotonic() + 60
-        log = []
-        while url is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if not line:
-                break
-            log.append(line)
-            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
-            url = found.group(1) if found else None
-        assert url, "".join(log)
+        url = _url(process)
         auth = {"Authorization": "Bearer cli-key-0123456789"}
         with httpx.Client(base_url=url, headers=auth, timeout=120) as client:
             assert client.get("/healthz").json()["status"] == "ok"
-            # Readiness, polled: the limit only bounds a broken run.
-            ready_by = time.monotonic() + 120
-            while client.get("/readyz").status_code != 200:
-                assert time.monotonic() < ready_by, "never ready"
-                time.sleep(0.05)
+            _wait_ready(client)
             assert client.post("/retrieval").json() == {"records": []}
             stored = client.post(
                 "/v1/collections/notes/documents",
@@ -118,6 +95,47 @@ def test_sift_serve_runs_the_service(tmp_path: Path):
         _wait_gone(pid)
 
 
+def _start_serve(tmp_path: Path, env: dict[str, str], *options: str) -> subprocess.Popen[str]:
+    """`sift serve` on a free loopback port over the collections root tmp_path/root."""
+    command = [
+        sys.executable,
+        "-c",
+        "from sift.integrations.cli import main; main()",
+        "serve",
+        "--port",
+        "0",
+        "--store",
+        str(tmp_path / "root"),
+        "--log-level",
+        "info",
+        *options,
+    ]
+    return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+
+
+def _url(process: subprocess.Popen[str]) -> str:
+    """The address uvicorn says it listens on (read from the server's log)."""
+    log = []
+    deadline = time.monotonic() + 60  # bounds a broken run only
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        log.append(line)
+        found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+        if found:
+            return found.group(1)
+    raise AssertionError("".join(log))
+
+
+def _wait_ready(client: httpx.Client) -> None:
+    """Polls /readyz; the limit only bounds a broken run."""
+    ready_by = time.monotonic() + 120
+    while client.get("/readyz").status_code != 200:
+        assert time.monotonic() < ready_by, "never ready"
+        time.sleep(0.05)
+
+
 def _children(parent: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -158,36 +176,15 @@ def test_sift_serve_reports_a_bad_keys_file(tmp_path: Path):
 
 
 def test_search_processes_never_outlive_a_killed_server(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    command = [
-        sys.executable,
-        "-c",
-        "from sift.integrations.cli import main; main()",
-        "serve",
-        "--port",
-        "0",
-        "--store",
-        str(tmp_path / "root"),
-        "--allow-anonymous",
-        "--search-processes",
-        "2",
-        "--log-level",
-        "info",
-    ]
-    env = {**os.environ, "SIFT_HOME": str(tmp_path / "home"), "SIFT_STORE": str(store)}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "SIFT_HOME": str(tmp_path / "home"),
+        "SIFT_STORE": str(tmp_path / "store"),
+    }
+    process = _start_serve(tmp_path, env, "--allow-anonymous", "--search-processes", "2")
     try:
-        log = []
-        while not any("Uvicorn running" in line for line in log):
-            line = process.stderr.readline()
-            assert line, "".join(log)
-            log.append(line)
-        url = re.search(r"(http://127\.0\.0\.1:\d+)", log[-1]).group(1)
-        with httpx.Client(base_url=url, timeout=120) as client:
-            ready_by = time.monotonic() + 120  # bounds a broken run only
-            while client.get("/readyz").status_code != 200:
-                assert time.monotonic() < ready_by, "never ready"
-                time.sleep(0.05)
+        with httpx.Client(base_url=_url(process), timeout=120) as client:
+            _wait_ready(client)
         children = _children(process.pid)
         assert len(children) == 2, children
         process.kill()  # SIGKILL: nothing of the server runs after this
