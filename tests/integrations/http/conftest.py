@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +138,15 @@ def _serve(app: object, *, ready: bool = True) -> tuple[uvicorn.Server, threadin
             raise RuntimeError("the app never became ready")
         time.sleep(0.01)
     return server, thread, f"http://127.0.0.1:{port}"
+
+
+def wait_until(check: Callable[[], bool], what: str, limit_s: float = 60.0) -> None:
+    """Polls `check`; the limit only bounds a broken run, it is never a speed claim."""
+    end = time.monotonic() + limit_s
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
 
 
 class Gate:

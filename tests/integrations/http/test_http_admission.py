@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,8 @@ import pytest
 
 from sift.integrations.http import ServerSettings, create_app
 from sift.types import SearchResult
+
+from .conftest import wait_until as _wait_until
 
 KEY = "admission-key-0123"
 QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
@@ -32,15 +32,6 @@ def _retrieval(knowledge_id: str = "docs", query: str = QUESTION) -> dict[str, A
         "query": query,
         "retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
     }
-
-
-def _wait_until(check: Callable[[], bool], what: str, limit_s: float = 60.0) -> None:
-    """Polls `check`; the limit only bounds a broken run, it is never a speed claim."""
-    end = time.monotonic() + limit_s
-    while not check():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.02)
 
 
 def _metric(text: str, name: str) -> float:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +23,14 @@ from sift.integrations.http import ServerSettings, create_app
 from sift.integrations.http._engine import search_process_count
 from sift.types import SearchResult
 
+from .conftest import wait_until
+
 KEY = "processes-key-0123"
 QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
 
 
-def _wait_until(check: Callable[[], bool], what: str, limit_s: float = 90.0) -> None:
-    end = time.monotonic() + limit_s
-    while not check():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
+# Process starts included: a longer bound for a broken run than the conftest's.
+_wait_until = partial(wait_until, limit_s=90.0)
 
 
 def _app(store_root: Path, **overrides: Any) -> Any:
