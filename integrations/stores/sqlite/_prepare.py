@@ -3,17 +3,18 @@
 Batches are chunked and embedded in a worker thread while the caller's thread writes the
 batch before. Both are mostly Python, so they share one core (the GIL); once an ingest is
 long enough to pay for starting one (`spawn_after` documents), later batches go to a
-child process instead, which gives chunking and embedding a core of their own.
+child process instead, which gives chunking and embedding a core of their own; a long
+ingest gets a second child (see `Preparer`).
 
-The child is a fresh interpreter (`python -c`, started by
+Each child is a fresh interpreter (`python -c`, started by
 `sift.integrations.interpreters`: never a fork of this multi-threaded process, and never
 a re-run of the caller's main module as multiprocessing's spawn would do) that reads
 requests from a pipe. It gets its own copy of the embedder
 (pickled: an embedder that cannot be pickled, one holding an HTTP client say, stays in
 the thread) and only plain data crosses: (id, title, text) in, spans and vectors out. A
-child that dies or fails a batch is stopped, and that batch and the rest run in the
-thread. SQLite, the change log and every index are written by the caller's process
-alone, so the store's crash safety does not depend on the child; the child exits when
+child that dies or fails a batch stops them all, and that batch and the rest run in
+the thread. SQLite, the change log and every index are written by the caller's process
+alone, so the store's crash safety does not depend on the children; a child exits when
 its pipe closes, so it never outlives the ingest, even one killed with SIGKILL.
 """
 
@@ -93,10 +94,8 @@ class _Child:
             self._process.wait()
 
 
-def _close_when_up(starting: Future[_Child | None]) -> None:
-    child = starting.result()
-    if child is not None:
-        child.close()
+# A second child starts once this many times `spawn_after` documents were submitted.
+_MORE_AFTER = 8
 
 
 def _cores() -> int:
@@ -106,42 +105,100 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+class _Courier:
+    """One child, and the thread that alone talks to it (waiting on the pipe frees the
+    GIL), one batch at a time."""
+
+    def __init__(self, child: _Child, number: int) -> None:
+        self.child = child
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix=f"sift-prepare-child{number}")
+        self.ready: Future[_Child | None] = self.executor.submit(child.wait_ready)
+        self.closing = False
+
+    def up(self) -> _Child | None:
+        """The child if it is up and ready, else None (still starting, or failed to)."""
+        return self.ready.result() if self.ready.done() else None
+
+    def close(self) -> None:
+        """Closes the child after the batches already sent to it; one still starting is
+        killed (not worth waiting for)."""
+        if self.closing:
+            return
+        self.closing = True
+        if not self.ready.done():
+            self.child.kill()
+        self.executor.submit(_close_when_up, self.ready)
+
+
+def _close_when_up(starting: Future[_Child | None]) -> None:
+    child = starting.result()
+    if child is not None:
+        child.close()
+
+
 class Preparer:
     """Runs `chunk_and_embed` on batches off the caller's thread. Once `spawn_after`
     documents were submitted (0: never; and never on a single core) it starts a child
-    process, and sends it the batches submitted after the child is up."""
+    process, and a second one (`children`, at most one per core) once `_MORE_AFTER`
+    times as many were; batches submitted after a child is up go to the children in
+    turn.
 
-    def __init__(self, embedder: Embedder, chunk_tokens: int, *, spawn_after: int) -> None:
+    Why a second child: the caller's process (SQLite, tantivy's indexing thread, the
+    grep signatures) needs a little less than a core, and chunking and embedding a
+    little more. With one child, the child was a long ingest's critical path: the writer
+    waited for it half the time while the cores were a fifth idle. Two children keep
+    both cores busy, the scheduler sharing them between the children and the writer. A
+    short ingest (the dev corpora, a few thousand documents) gets one: a second child's
+    start-up and its own learning of the embedder's pieces cost more than it gives back
+    there (measured).
+    """
+
+    def __init__(
+        self, embedder: Embedder, chunk_tokens: int, *, spawn_after: int, children: int = 2
+    ) -> None:
         self._embedder = embedder
         self._chunk_tokens = chunk_tokens
-        self._spawn_after = spawn_after if _cores() > 1 else 0
+        cores = _cores()
+        self._spawn_after = spawn_after if cores > 1 else 0
+        self._wanted = max(1, min(children, cores))
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="sift-prepare")
-        # Talks to the child, one batch at a time (waiting on the pipe frees the GIL).
-        self._courier = ThreadPoolExecutor(1, thread_name_prefix="sift-prepare-child")
-        self._starting: _Child | None = None
-        self._child: Future[_Child | None] | None = None  # done once the child is up
+        self._couriers: list[_Courier] = []
+        self._payload: bytes | None = None
+        self._failed = False  # a child failed, or none could start: the thread does it all
+        self._turn = 0
         self._submitted = 0
 
     def submit(self, items: list[Item]) -> Future[Chunked]:
         self._submitted += len(items)
-        if self._child is None and self._spawn_after and self._submitted >= self._spawn_after:
+        started = len(self._couriers)
+        if (
+            self._spawn_after
+            and not self._failed
+            and started < self._wanted
+            and self._submitted >= self._spawn_after * (_MORE_AFTER if started else 1)
+        ):
             self._spawn()
-        if self._child is not None and self._child.done():
-            child = self._child.result()
-            if child is not None:
-                return self._courier.submit(child.prepare, items, self._chunk_tokens)
+        if not self._failed:
+            live = [(c, child) for c in self._couriers if (child := c.up()) is not None]
+            if live:
+                courier, child = live[self._turn % len(live)]
+                self._turn += 1
+                return courier.executor.submit(child.prepare, items, self._chunk_tokens)
         return self._in_thread(items)
 
     def _spawn(self) -> None:
         try:
-            payload = pickle.dumps(self._embedder)
-            self._starting = _Child(payload)
+            if self._payload is None:
+                self._payload = pickle.dumps(self._embedder)
+            child = _Child(self._payload)
         except Exception:
             # Not picklable (it holds a connection, a lock), or no process to be had:
-            # the thread does it all.
-            self._child = _no_child()
+            # the children already up, else the thread, do it.
+            if not self._couriers:
+                self._failed = True
+            self._wanted = len(self._couriers)
             return
-        self._child = self._courier.submit(self._starting.wait_ready)
+        self._couriers.append(_Courier(child, len(self._couriers)))
 
     def _in_thread(self, items: list[Item]) -> Future[Chunked]:
         return self._thread.submit(
@@ -149,38 +206,19 @@ class Preparer:
         )
 
     def result(self, future: Future[Chunked], items: list[Item]) -> Chunked:
-        """The batch's chunks and vectors. A batch the child could not prepare runs
-        again in the thread, and so do all later ones."""
+        """The batch's chunks and vectors. A batch a child could not prepare runs again
+        in the thread, and so do all later ones (the children are closed)."""
         try:
             return future.result()
         except ChildFailedError:
-            self._stop_child()
+            self._failed = True
+            for courier in self._couriers:
+                courier.close()
             return self._in_thread(items).result()
 
-    def _stop_child(self) -> None:
-        """Routes later batches to the thread and closes the child, on the courier's
-        thread (after the batches already sent to it), which alone touches its pipes."""
-        if self._child is not None and self._child.done():
-            child = self._child.result()
-            if child is not None:
-                self._courier.submit(child.close)
-        self._child = _no_child()
-
     def close(self) -> None:
-        if self._child is not None and not self._child.done() and self._starting is not None:
-            # Still starting when the ingest ended: not worth waiting for.
-            self._starting.kill()
-        self._stop_child_when_up()
+        for courier in self._couriers:
+            courier.close()
         self._thread.shutdown(wait=True, cancel_futures=True)
-        self._courier.shutdown(wait=True, cancel_futures=False)
-
-    def _stop_child_when_up(self) -> None:
-        if self._child is not None:
-            self._courier.submit(_close_when_up, self._child)
-            self._child = _no_child()
-
-
-def _no_child() -> Future[_Child | None]:
-    done: Future[_Child | None] = Future()
-    done.set_result(None)
-    return done
+        for courier in self._couriers:
+            courier.executor.shutdown(wait=True, cancel_futures=False)

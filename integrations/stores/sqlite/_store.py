@@ -105,8 +105,9 @@ log = logging.getLogger("sift.integrations.stores")
 _VECTOR_INDEXES = ("auto", "exact", "ann")
 _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
-# Batches chunked and embedded ahead of the one being written.
-_IN_FLIGHT = 2
+# Batches chunked and embedded ahead of the one being written: one for each of the two
+# children of a long ingest, and one more so neither waits while a batch is written.
+_IN_FLIGHT = 3
 # json.dumps(metadata, ensure_ascii=False), with the encoder built once.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
@@ -142,7 +143,8 @@ class SqliteCorpus:
         max_query_chars / max_pattern_chars: input limits for search and grep.
         batch_docs: documents per ingest transaction.
         spawn_after: documents into one upsert after which chunking and embedding move
-            to a child process (a second core for them; 0 keeps them in a thread).
+            to a child process (a second core for them; 0 keeps them in a thread); a
+            second child joins it after eight times as many, on two cores or more.
         writer: False opens an existing store for reading beside the process that writes
             it (`sift serve`'s search processes): nothing on disk is written (no derived
             index is repaired or saved, the analyzer and schema are taken as recorded)

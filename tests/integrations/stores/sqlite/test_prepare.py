@@ -11,6 +11,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 from sift.integrations.embedders import get_embedder
 from sift.integrations.stores._documents import Item, chunk_and_embed
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.integrations.stores.sqlite._prepare import Preparer
+from sift.integrations.stores.sqlite._prepare import Preparer, _Child, _cores
 from sift.types import Document
 
 BODY = "Sentence {j} tells of rivers, 東京の川 and bridges." * 3
@@ -34,35 +35,58 @@ def _same(got: tuple[object, np.ndarray, object], want: tuple[object, np.ndarray
     assert got[1].tobytes() == want[1].tobytes()
 
 
-def test_child_prepares_exactly_what_the_thread_does_in_order() -> None:
+def _wait_up(preparer: Preparer, count: int) -> list[object]:
+    """The preparer's children once `count` of them are up (or failed to start)."""
+    for _ in range(1200):
+        if len(preparer._couriers) >= count and all(c.ready.done() for c in preparer._couriers):
+            break
+        time.sleep(0.05)
+    return [c.ready.result() for c in preparer._couriers]
+
+
+def test_children_prepare_exactly_what_the_thread_does_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served: Counter[int] = Counter()
+    real = _Child.prepare
+
+    def counted(child: _Child, items: list[Item], chunk_tokens: int) -> object:
+        served[id(child)] += 1
+        return real(child, items, chunk_tokens)
+
+    monkeypatch.setattr(_Child, "prepare", counted)
     embedder = get_embedder("static")
-    preparer = Preparer(embedder, 24, spawn_after=1)
+    preparer = Preparer(embedder, 24, spawn_after=1, children=2)
+    two = _cores() >= 2
     try:
+        # The first child starts with the first batch, the second once _MORE_AFTER
+        # documents went by; batches go to the thread until a child is up.
         batches = [_items(10 * (b + 1), 10 * b) for b in range(30)]
         futures = [preparer.submit(batch) for batch in batches]
-        # Keep submitting until the child is up, then a few more go through it.
-        for _ in range(1200):
-            if preparer._child is not None and preparer._child.done():
-                break
-            time.sleep(0.05)
-        assert preparer._child is not None and preparer._child.result() is not None
-        later = [_items(400 + 10 * (b + 1), 400 + 10 * b) for b in range(3)]
+        children = _wait_up(preparer, 2 if two else 1)
+        assert all(child is not None for child in children)
+        assert len(children) == (2 if two else 1)
+        later = [_items(400 + 10 * (b + 1), 400 + 10 * b) for b in range(6)]
         futures += [preparer.submit(batch) for batch in later]
         for batch, future in zip(batches + later, futures, strict=True):
             _same(preparer.result(future, batch), chunk_and_embed(batch, embedder, chunk_tokens=24))
+        # The later batches went to the children in turn.
+        assert sorted(served.values())[0] >= (3 if two else 6)
+        assert len(served) == len(children)
     finally:
         preparer.close()
+    for courier in preparer._couriers:
+        assert courier.child._process.poll() is not None  # ended, and reaped
 
 
 def test_a_dead_child_hands_its_batches_back_to_the_thread() -> None:
     embedder = get_embedder("hash")
-    preparer = Preparer(embedder, 24, spawn_after=1)
+    preparer = Preparer(embedder, 24, spawn_after=1, children=1)
     try:
         first = _items(5)
         preparer.result(preparer.submit(first), first)
-        assert preparer._child is not None
-        child = preparer._child.result()
-        assert child is not None
+        (child,) = _wait_up(preparer, 1)
+        assert isinstance(child, _Child)
         batch = _items(20, 5)
         future = preparer.submit(batch)
         child._process.kill()
@@ -72,19 +96,19 @@ def test_a_dead_child_hands_its_batches_back_to_the_thread() -> None:
             preparer.result(preparer.submit(after), after),
             chunk_and_embed(after, embedder, chunk_tokens=24),
         )
-        assert preparer._child.result() is None  # the thread does the rest
+        assert preparer._failed  # the thread does the rest
     finally:
         preparer.close()
 
 
-def test_a_child_still_starting_when_the_ingest_ends_is_stopped() -> None:
-    preparer = Preparer(get_embedder("hash"), 24, spawn_after=1)
+def test_children_still_starting_when_the_ingest_ends_are_stopped() -> None:
+    preparer = Preparer(get_embedder("hash"), 24, spawn_after=1, children=2)
     batch = _items(3)
     preparer.result(preparer.submit(batch), batch)  # prepared in the thread
-    starting = preparer._starting
-    assert starting is not None
+    starting = [c.child for c in preparer._couriers]
+    assert starting
     preparer.close()
-    assert starting._process.poll() is not None  # ended, and reaped
+    assert all(child._process.poll() is not None for child in starting)  # ended, reaped
 
 
 class _Unpicklable:
@@ -108,7 +132,7 @@ def test_an_embedder_that_cannot_be_pickled_stays_in_the_thread() -> None:
         for start in range(0, 40, 10):
             batch = _items(start + 10, start)
             assert preparer.result(preparer.submit(batch), batch)[0]
-        assert preparer._child is not None and preparer._child.result() is None
+        assert preparer._failed and not preparer._couriers
     finally:
         preparer.close()
 
@@ -189,12 +213,15 @@ def test_the_child_exits_when_the_ingest_is_killed(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "s")])
     try:
         children: list[int] = []
-        for _ in range(600):  # the child starts once 20 documents went by
+        # The first child starts once 20 documents went by, the second (on two cores or
+        # more) once 160 did.
+        expected = 2 if _cores() >= 2 else 1
+        for _ in range(600):
             children = _children(parent.pid)
-            if children or parent.poll() is not None:
+            if len(children) >= expected or parent.poll() is not None:
                 break
             time.sleep(0.1)
-        assert children, "the ingest started no child process"
+        assert len(children) == expected, "the ingest did not start its child processes"
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         for _ in range(300):  # its pipe closed, the child returns
