@@ -147,10 +147,11 @@ class Preparer:
     grep signatures) needs a little less than a core, and chunking and embedding a
     little more. With one child, the child was a long ingest's critical path: the writer
     waited for it half the time while the cores were a fifth idle. Two children keep
-    both cores busy, the scheduler sharing them between the children and the writer. A
-    short ingest (the dev corpora, a few thousand documents) gets one: a second child's
-    start-up and its own learning of the embedder's pieces cost more than it gives back
-    there (measured).
+    both cores busy, the scheduler sharing them between the children and the writer
+    (100k documents: 183 -> 150 us a passage). A short ingest (the dev corpora, a few
+    thousand documents) gets one: there a second child's start-up, a third of a second
+    of CPU, cost more than it gave back (0.39x-0.47x of the embedder's pace with two,
+    0.46x-0.54x with one, benchmarks/results/store_speed.md).
     """
 
     def __init__(
