@@ -41,8 +41,9 @@ class ChildFailedError(Exception):
 
 
 class _Child:
-    """A child interpreter running `serve`, driven one request at a time from the
-    courier thread; only `kill` may come from another thread."""
+    """A child interpreter running `serve`. Requests are sent from its courier's sender
+    thread and answers read, in the same order, from its receiver thread; only `kill`
+    may come from another thread."""
 
     def __init__(self, payload: bytes) -> None:
         self._process, self._requests, self._answers = start_python(COMMAND)
@@ -73,11 +74,15 @@ class _Child:
             raise ChildFailedError(str(value))
         return value
 
-    def prepare(self, items: list[Item], chunk_tokens: int) -> Chunked:
+    def send(self, items: list[Item], chunk_tokens: int) -> None:
         try:
             self._requests.send((items, chunk_tokens))
         except OSError as exc:
             raise ChildFailedError(f"the child process exited ({exc!r})") from None
+
+    def receive(self, sent: Future[None]) -> Chunked:
+        """The answer to the request `sent` (the next one not yet answered)."""
+        sent.result()  # a request that could not be sent has no answer coming
         chunked: Chunked = self._receive()
         return chunked
 
@@ -106,18 +111,31 @@ def _cores() -> int:
 
 
 class _Courier:
-    """One child, and the thread that alone talks to it (waiting on the pipe frees the
-    GIL), one batch at a time."""
+    """One child and its two threads (waiting on a pipe frees the GIL): one sends the
+    requests, the other reads the answers in the same order. The next batch is sent
+    while the child still prepares the one before, so the child never waits for its
+    answer to cross the pipe and the next request to come back: that round trip (a
+    megabyte of vectors one way, the texts the other) had one child preparing 5,900
+    passages/s where chunking and embedding alone do 6,900."""
 
     def __init__(self, child: _Child, number: int) -> None:
         self.child = child
         self.executor = ThreadPoolExecutor(1, thread_name_prefix=f"sift-prepare-child{number}")
+        self.sender = ThreadPoolExecutor(1, thread_name_prefix=f"sift-prepare-send{number}")
         self.ready: Future[_Child | None] = self.executor.submit(child.wait_ready)
         self.closing = False
 
     def up(self) -> _Child | None:
         """The child if it is up and ready, else None (still starting, or failed to)."""
         return self.ready.result() if self.ready.done() else None
+
+    def prepare(self, child: _Child, items: list[Item], chunk_tokens: int) -> Future[Chunked]:
+        sent = self.sender.submit(child.send, items, chunk_tokens)
+        return self.executor.submit(child.receive, sent)
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=False)
+        self.sender.shutdown(wait=True, cancel_futures=False)
 
     def close(self) -> None:
         """Closes the child after the batches already sent to it; one still starting is
@@ -184,7 +202,7 @@ class Preparer:
             if live:
                 courier, child = live[self._turn % len(live)]
                 self._turn += 1
-                return courier.executor.submit(child.prepare, items, self._chunk_tokens)
+                return courier.prepare(child, items, self._chunk_tokens)
         return self._in_thread(items)
 
     def _spawn(self) -> None:
@@ -222,4 +240,4 @@ class Preparer:
             courier.close()
         self._thread.shutdown(wait=True, cancel_futures=True)
         for courier in self._couriers:
-            courier.executor.shutdown(wait=True, cancel_futures=False)
+            courier.shutdown()

@@ -48,13 +48,13 @@ def test_children_prepare_exactly_what_the_thread_does_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     served: Counter[int] = Counter()
-    real = _Child.prepare
+    real = _Child.send
 
-    def counted(child: _Child, items: list[Item], chunk_tokens: int) -> object:
+    def counted(child: _Child, items: list[Item], chunk_tokens: int) -> None:
         served[id(child)] += 1
-        return real(child, items, chunk_tokens)
+        real(child, items, chunk_tokens)
 
-    monkeypatch.setattr(_Child, "prepare", counted)
+    monkeypatch.setattr(_Child, "send", counted)
     embedder = get_embedder("static")
     preparer = Preparer(embedder, 24, spawn_after=1, children=2)
     two = _cores() >= 2
