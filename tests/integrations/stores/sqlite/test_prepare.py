@@ -101,6 +101,36 @@ def test_a_dead_child_hands_its_batches_back_to_the_thread() -> None:
         preparer.close()
 
 
+@pytest.mark.skipif(_cores() < 2, reason="a second child needs a second core")
+def test_one_of_two_children_dying_with_batches_queued_loses_none() -> None:
+    # Each child has several batches sent ahead (pipelined) when one is killed: every
+    # batch still comes back exactly as the thread prepares it, in order, and once the
+    # ingest is over neither child is left running.
+    embedder = get_embedder("static")
+    preparer = Preparer(embedder, 24, spawn_after=1, children=2)
+    try:
+        for first in (_items(10), _items(20, 10)):  # the second child starts at 8 documents
+            preparer.result(preparer.submit(first), first)
+        children = _wait_up(preparer, 2)
+        assert len(children) == 2 and all(isinstance(c, _Child) for c in children)
+        batches = [_items(100 + 60 * (b + 1), 100 + 60 * b) for b in range(8)]
+        futures = [preparer.submit(batch) for batch in batches]
+        children[0]._process.kill()  # type: ignore[union-attr]
+        later = [_items(700 + 20 * (b + 1), 700 + 20 * b) for b in range(3)]
+        for batch, future in zip(batches, futures, strict=True):
+            _same(preparer.result(future, batch), chunk_and_embed(batch, embedder, chunk_tokens=24))
+        for batch in later:
+            _same(
+                preparer.result(preparer.submit(batch), batch),
+                chunk_and_embed(batch, embedder, chunk_tokens=24),
+            )
+        assert preparer._failed  # the killed child stopped both: the thread did the rest
+    finally:
+        preparer.close()
+    for courier in preparer._couriers:
+        assert courier.child._process.poll() is not None
+
+
 def test_children_still_starting_when_the_ingest_ends_are_stopped() -> None:
     preparer = Preparer(get_embedder("hash"), 24, spawn_after=1, children=2)
     batch = _items(3)
