@@ -6,12 +6,13 @@
 The embedded store's ingest chunks and embeds in child processes (`sqlite/_prepare.py`:
 one, and a second past 8,192 documents) while its own process writes SQLite, tantivy and
 the grep signatures. This measures the children without the writer, through the same
-`Preparer` the store uses: every batch of 512 documents submitted at once, the children
-already up (their start-up is not timed), against the static embedder alone over the
-same texts (title and text, as the store embeds them) in this process. Each round
-measures, in turn: the embedder alone, one child, two children, the embedder alone
-again; rates are passages per second and the ratios are against the mean of the two
-embedder-alone runs of the round, as this machine is shared and its pace drifts.
+`Preparer` the store uses (`sift.integrations.stores.sqlite.testing.children_pace`):
+every batch of 512 documents submitted at once, the children already up (their start-up
+is not timed), against the static embedder alone over the same texts (title and text,
+as the store embeds them) in this process. Each round measures, in turn: the embedder
+alone, one child, two children, the embedder alone again; rates are passages per second
+and the ratios are against the mean of the two embedder-alone runs of the round, as this
+machine is shared and its pace drifts.
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ import store_speed
 from rich.console import Console
 
 from sift.integrations.embedders import get_embedder
-from sift.integrations.stores._documents import Item
-from sift.integrations.stores.sqlite._prepare import Preparer
+from sift.integrations.stores.sqlite.testing import children_pace
 
 BATCH = 512
 console = Console(stderr=True)
@@ -46,29 +46,6 @@ def embedder_alone(texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - start)
 
 
-def children(items: list[Item], count: int) -> float:
-    preparer = Preparer(get_embedder("static"), 512, spawn_after=1, children=count)
-    try:
-        # Small batches until every child is up; the second starts after 8 documents.
-        probe = items[:8]
-        for _ in range(600):
-            preparer.result(preparer.submit(probe), probe)
-            couriers = preparer._couriers
-            if len(couriers) >= count and all(c.up() is not None for c in couriers):
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError(f"{count} child process(es) did not start within 30 s")
-        start = time.perf_counter()
-        batches = [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
-        futures = [preparer.submit(batch) for batch in batches]
-        for future, batch in zip(futures, batches, strict=True):
-            preparer.result(future, batch)
-        return len(items) / (time.perf_counter() - start)
-    finally:
-        preparer.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", nargs="+", default=["synth-100k", "hotpotqa"])
@@ -78,15 +55,13 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for corpus in args.corpora:
         passages = list(itertools.islice(store_speed.passages(corpus), 100_000))
-        items: list[Item] = [
-            (f"d{i}", p.get("title", ""), p["text"]) for i, p in enumerate(passages)
-        ]
+        items = [(f"d{i}", p.get("title", ""), p["text"]) for i, p in enumerate(passages)]
         texts = [f"{title}\n{text}" if title else text for _, title, text in items]
         for round_ in range(1, args.rounds + 1):
             console.print(f"{corpus}, round {round_}")
             before = embedder_alone(texts)
-            one = children(items, 1)
-            two = children(items, 2)
+            one = children_pace(get_embedder("static"), items, children=1)
+            two = children_pace(get_embedder("static"), items, children=2)
             after = embedder_alone(texts)
             rows.append(
                 {

@@ -1,5 +1,6 @@
-"""Fault injection for tests of the embedded store: the points at which crash and
-recovery tests interrupt a `SqliteCorpus`, reached without its private modules.
+"""Hooks into the embedded store for tests and benchmarks, reached without its private
+modules: the points at which crash and recovery tests interrupt a `SqliteCorpus`, and the
+pace of the ingest's chunk-and-embed children on their own.
 
     store = SqliteCorpus(path)
     interrupt_index_commit(store, "before", lambda: os.kill(os.getpid(), signal.SIGKILL))
@@ -7,13 +8,23 @@ recovery tests interrupt a `SqliteCorpus`, reached without its private modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from sift.integrations.stores.sqlite._prepare import Preparer
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
-__all__ = ["failing_lexical_catch_up", "interrupt_index_commit", "reset_lexical_index"]
+if TYPE_CHECKING:
+    from sift.protocols import Embedder
+
+__all__ = [
+    "children_pace",
+    "failing_lexical_catch_up",
+    "interrupt_index_commit",
+    "reset_lexical_index",
+]
 
 
 def interrupt_index_commit(
@@ -59,3 +70,36 @@ def failing_lexical_catch_up(error: BaseException) -> Iterator[None]:
         yield
     finally:
         SqliteCorpus._catch_up_lexical = catch_up  # type: ignore[method-assign]
+
+
+def children_pace(
+    embedder: Embedder,
+    items: Sequence[tuple[str, str, str]],
+    *,
+    children: int,
+    chunk_tokens: int = 512,
+    batch: int = 512,
+) -> float:
+    """Documents per second that `children` chunk-and-embed child processes of an ingest
+    (as `SqliteCorpus.upsert` starts them) prepare `items`, (id, title, text), at: every
+    batch submitted at once, no writer, the children up before the clock starts."""
+    preparer = Preparer(embedder, chunk_tokens, spawn_after=1, children=children)
+    try:
+        # Small batches until every child is up; the second starts after 8 documents.
+        probe = list(items[:8])
+        for _ in range(600):
+            preparer.result(preparer.submit(probe), probe)
+            couriers = preparer._couriers
+            if len(couriers) >= children and all(c.up() is not None for c in couriers):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"{children} child process(es) did not start within 30 s")
+        batches = [list(items[i : i + batch]) for i in range(0, len(items), batch)]
+        start = time.perf_counter()
+        futures = [preparer.submit(part) for part in batches]
+        for future, part in zip(futures, batches, strict=True):
+            preparer.result(future, part)
+        return len(items) / (time.perf_counter() - start)
+    finally:
+        preparer.close()

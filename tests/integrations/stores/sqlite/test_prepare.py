@@ -21,6 +21,7 @@ from sift.integrations.embedders import get_embedder
 from sift.integrations.stores._documents import Item, chunk_and_embed
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._prepare import Preparer, _Child, _cores
+from sift.integrations.stores.sqlite.testing import children_pace
 from sift.types import Document
 
 BODY = "Sentence {j} tells of rivers, 東京の川 and bridges." * 3
@@ -263,3 +264,12 @@ def test_the_child_exits_when_the_ingest_is_killed(tmp_path: Path) -> None:
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the children")
+def test_children_pace_times_the_children_and_leaves_none_running() -> None:
+    # benchmarks/prepare_pool.py's measure: a rate over every item, and the children it
+    # started are gone when it returns.
+    rate = children_pace(get_embedder("hash"), _items(600), children=2, batch=100)
+    assert 0 < rate < float("inf")
+    assert not [pid for pid in _children(os.getpid()) if not _gone(pid)]
