@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
-from sift.integrations.stores.sqlite._prepare import Preparer
+from sift.integrations.stores.sqlite._prepare import Preparer, _cores
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
 if TYPE_CHECKING:
@@ -82,13 +82,23 @@ def children_pace(
 ) -> float:
     """Documents per second that `children` chunk-and-embed child processes of an ingest
     (as `SqliteCorpus.upsert` starts them) prepare `items`, (id, title, text), at: every
-    batch submitted at once, no writer, the children up before the clock starts."""
+    batch submitted at once, no writer, the children up before the clock starts.
+    ValueError when this machine has fewer cores than `children` or only one (an ingest
+    there starts fewer, or none)."""
+    cores = _cores()
+    if cores < 2 or children > cores:
+        raise ValueError(
+            f"{children} chunk-and-embed children need {max(2, children)} cores or more; "
+            f"this machine has {cores}"
+        )
     preparer = Preparer(embedder, chunk_tokens, spawn_after=1, children=children)
     try:
         # Small batches until every child is up; the second starts after 8 documents.
         probe = list(items[:8])
         for _ in range(600):
             preparer.result(preparer.submit(probe), probe)
+            if preparer._failed:
+                raise RuntimeError("the chunk-and-embed children could not start or failed")
             couriers = preparer._couriers
             if len(couriers) >= children and all(c.up() is not None for c in couriers):
                 break

@@ -267,9 +267,13 @@ def test_the_child_exits_when_the_ingest_is_killed(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the children")
+@pytest.mark.skipif(_cores() < 2, reason="two children need two cores")
 def test_children_pace_times_the_children_and_leaves_none_running() -> None:
     # benchmarks/prepare_pool.py's measure: a rate over every item, and the children it
     # started are gone when it returns.
     rate = children_pace(get_embedder("hash"), _items(600), children=2, batch=100)
     assert 0 < rate < float("inf")
     assert not [pid for pid in _children(os.getpid()) if not _gone(pid)]
+    # More children than cores is an error naming both, not a wait for ones never started.
+    with pytest.raises(ValueError, match=f"this machine has {_cores()}"):
+        children_pace(get_embedder("hash"), _items(10), children=_cores() + 1)
