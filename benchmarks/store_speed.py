@@ -242,7 +242,7 @@ def run_sift(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
     # The embedder alone over the texts the store embeds (passages fit one chunk), each
     # rate from a fresh embedder as the ingest has: the ceiling for ingest throughput.
     # Measured before and after the ingest (this machine is shared: a neighbour's load
-    # moves either by a fifth), and the ingest is compared with their mean.
+    # moves it by up to 30 % within minutes), and the ingest is compared with their mean.
     # "whole" tokenises every text whole (the embedder before issue 15).
     sample = []
     for p in passages(corpus):
