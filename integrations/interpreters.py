@@ -7,6 +7,11 @@ multi-threaded process, and never a re-run of the caller's main module as
 multiprocessing's spawn would do. It reads requests from one pipe and answers on the
 other; when the request pipe closes (the parent ended, even by SIGKILL) its next read
 sees EOF, so it never outlives its parent.
+
+A child ignores SIGINT from its first line: Ctrl-C in a terminal reaches the whole
+process group, the parent handles it and closes the pipes, and a child interrupted
+itself printed a KeyboardInterrupt traceback over the user's terminal (one per ingest
+child).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from multiprocessing.connection import Connection
 
 __all__ = ["child_pipes", "start_python"]
 
+# Before anything is imported; the window left is the interpreter's own start-up.
+_IGNORE_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+
 
 def start_python(command: str) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
     """Starts `python -c command`; returns the process, the pipe to send it requests on
@@ -26,7 +34,7 @@ def start_python(command: str) -> tuple[subprocess.Popen[bytes], Connection, Con
     up_read, up_write = os.pipe()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", command, str(down_read), str(up_write)],
+            [sys.executable, "-c", _IGNORE_SIGINT + command, str(down_read), str(up_write)],
             pass_fds=(down_read, up_write),
             stdin=subprocess.DEVNULL,
         )

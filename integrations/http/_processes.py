@@ -432,8 +432,6 @@ def serve() -> None:
     argv[1] on the pipe in argv[2] until the request pipe closes."""
     requests, answers = child_pipes()
     sender = _Sender(answers)
-    # Ctrl-C in a terminal reaches the whole process group: the service stops these.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(_ABANDON, _on_abandon)
     with contextlib.suppress(OSError):
         os.nice(_NICE)

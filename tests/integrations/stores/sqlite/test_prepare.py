@@ -231,6 +231,16 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether process `pid` ignores SIGINT (from /proc/PID/status's SigIgn mask)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    ignored = next(line for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(int(ignored.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+
+
 def _gone(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -255,10 +265,55 @@ def test_the_child_exits_when_the_ingest_is_killed(tmp_path: Path) -> None:
         assert len(children) == expected, "the ingest did not start its child processes"
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
-        for _ in range(300):  # its pipe closed, the child returns
+        for _ in range(300):  # its pipe closed, the child exits
             if all(_gone(pid) for pid in children):
                 break
             time.sleep(0.1)
+        assert all(_gone(pid) for pid in children)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+INTERRUPTED = PARENT.replace(
+    "store.upsert(slow())",
+    "try:\n    store.upsert(slow())\n"
+    "except KeyboardInterrupt:\n    print('interrupted', file=sys.stderr)",
+)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the children")
+def test_ctrl_c_interrupts_the_ingest_and_not_its_children(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal is SIGINT to the whole process group. The ingest's process
+    # takes it (KeyboardInterrupt out of upsert) and closes its children; the children
+    # ignore it, so no traceback of theirs lands on the user's terminal.
+    parent = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, str(tmp_path / "s")],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        expected = 2 if _cores() >= 2 else 1
+        children: list[int] = []
+        for _ in range(600):
+            children = _children(parent.pid)
+            if len(children) >= expected or parent.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(children) == expected, "the ingest did not start its child processes"
+        # Each child ignores SIGINT from the first line of its interpreter's code (one
+        # still starting would die of it silently, which would prove nothing).
+        for _ in range(600):
+            if all(_ignores_sigint(pid) for pid in children):
+                break
+            time.sleep(0.05)
+        assert all(_ignores_sigint(pid) for pid in children), "a child does not ignore SIGINT"
+        os.killpg(parent.pid, signal.SIGINT)
+        _, err = parent.communicate(timeout=120)
+        assert parent.returncode == 0, err
+        assert "interrupted" in err and "Traceback" not in err, err
         assert all(_gone(pid) for pid in children)
     finally:
         if parent.poll() is None:
