@@ -231,6 +231,20 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _wait_for_children(parent: subprocess.Popen[str] | subprocess.Popen[bytes]) -> list[int]:
+    """The chunk-and-embed children of a PARENT-like ingest, once all have started: the
+    first once 20 documents went by, the second (on two cores or more) once 160 did."""
+    expected = 2 if _cores() >= 2 else 1
+    children: list[int] = []
+    for _ in range(600):
+        children = _children(parent.pid)
+        if len(children) >= expected or parent.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert len(children) == expected, "the ingest did not start its child processes"
+    return children
+
+
 def _ignores_sigint(pid: int) -> bool:
     """Whether process `pid` ignores SIGINT (from /proc/PID/status's SigIgn mask)."""
     try:
@@ -253,16 +267,7 @@ def _gone(pid: int) -> bool:
 def test_the_child_exits_when_the_ingest_is_killed(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "s")])
     try:
-        children: list[int] = []
-        # The first child starts once 20 documents went by, the second (on two cores or
-        # more) once 160 did.
-        expected = 2 if _cores() >= 2 else 1
-        for _ in range(600):
-            children = _children(parent.pid)
-            if len(children) >= expected or parent.poll() is not None:
-                break
-            time.sleep(0.1)
-        assert len(children) == expected, "the ingest did not start its child processes"
+        children = _wait_for_children(parent)
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         for _ in range(300):  # its pipe closed, the child exits
@@ -295,14 +300,7 @@ def test_ctrl_c_interrupts_the_ingest_and_not_its_children(tmp_path: Path) -> No
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     try:
-        expected = 2 if _cores() >= 2 else 1
-        children: list[int] = []
-        for _ in range(600):
-            children = _children(parent.pid)
-            if len(children) >= expected or parent.poll() is not None:
-                break
-            time.sleep(0.1)
-        assert len(children) == expected, "the ingest did not start its child processes"
+        children = _wait_for_children(parent)
         # Each child ignores SIGINT from the first line of its interpreter's code (one
         # still starting would die of it silently, which would prove nothing).
         for _ in range(600):
