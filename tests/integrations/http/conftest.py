@@ -140,6 +140,19 @@ def _serve(app: object, *, ready: bool = True) -> tuple[uvicorn.Server, threadin
     return server, thread, f"http://127.0.0.1:{port}"
 
 
+def keyed_app(store_root: Path, key: str, **overrides: Any) -> Any:
+    """A service over the collections in `store_root` (hash embedder), `key` its one
+    bearer key, Retry-After 3 s, and `overrides` for any other setting."""
+    settings = ServerSettings(
+        store=str(store_root), embedder="hash", api_keys=key, retry_after_s=3, **overrides
+    )
+    return create_app(settings)
+
+
+def keyed_client(url: str, key: str, timeout: float = 60) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=timeout)
+
+
 def wait_until(check: Callable[[], bool], what: str, limit_s: float = 60.0) -> None:
     """Polls `check`; the limit only bounds a broken run, it is never a speed claim."""
     end = time.monotonic() + limit_s

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from sift.integrations.http import ServerSettings, create_app
 from sift.types import SearchResult
 
+from .conftest import keyed_app, keyed_client
 from .conftest import wait_until as _wait_until
 
 KEY = "admission-key-0123"
@@ -44,18 +44,11 @@ def _metric(text: str, name: str) -> float:
 
 
 def _app(store_root: Path, **overrides: Any) -> Any:
-    settings = ServerSettings(
-        store=str(store_root),
-        embedder="hash",
-        api_keys=KEY,
-        retry_after_s=3,
-        **overrides,
-    )
-    return create_app(settings)
+    return keyed_app(store_root, KEY, **overrides)
 
 
 def _client(url: str) -> httpx.Client:
-    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    return keyed_client(url, KEY)
 
 
 def _hold_the_slot(url: str, pool: ThreadPoolExecutor, client: httpx.Client, gate: Any) -> Any:

@@ -13,6 +13,8 @@ from sift.integrations.http import ServerSettings, create_app
 from sift.integrations.stores import open_store
 from sift.types import SearchResult
 
+from .conftest import keyed_client
+
 KEY = "key-japanese-0123456789"
 QUESTION = "日本で梅雨がないのは北海道とどこか。"
 
@@ -43,7 +45,7 @@ def japanese_url(tmp_path: Path, japanese_sample, start_server) -> str:
 
 
 def client(url: str) -> httpx.Client:
-    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    return keyed_client(url, KEY)
 
 
 @pytest.mark.parametrize(

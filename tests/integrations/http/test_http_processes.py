@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
-from sift.integrations.http import ServerSettings, create_app
+from sift.integrations.http import ServerSettings
 from sift.integrations.http._engine import search_process_count
 from sift.types import SearchResult
 
-from .conftest import wait_until
+from .conftest import keyed_app, keyed_client, wait_until
 
 KEY = "processes-key-0123"
 QUESTION = "Where was the engineer whose company built the Eiffel Tower born?"
@@ -34,18 +34,11 @@ _wait_until = partial(wait_until, limit_s=90.0)
 
 
 def _app(store_root: Path, **overrides: Any) -> Any:
-    settings = ServerSettings(
-        store=str(store_root),
-        embedder="hash",
-        api_keys=KEY,
-        retry_after_s=3,
-        **{"search_processes": 2, **overrides},
-    )
-    return create_app(settings)
+    return keyed_app(store_root, KEY, **{"search_processes": 2, **overrides})
 
 
 def _client(url: str, timeout: float = 60) -> httpx.Client:
-    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=timeout)
+    return keyed_client(url, KEY, timeout)
 
 
 def _search(client: httpx.Client, question: str, **extra: Any) -> httpx.Response:
