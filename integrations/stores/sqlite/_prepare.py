@@ -114,9 +114,9 @@ class _Courier:
     """One child and its two threads (waiting on a pipe frees the GIL): one sends the
     requests, the other reads the answers in the same order. The next batch is sent
     while the child still prepares the one before, so the child never waits for its
-    answer to cross the pipe and the next request to come back: that round trip (a
-    megabyte of vectors one way, the texts the other) had one child preparing 5,900
-    passages/s where chunking and embedding alone do 6,900."""
+    answer to cross the pipe and the next request to come back: with that round trip (a
+    megabyte of vectors one way, the texts the other) one child prepared 5,942 passages/s
+    of synth-100k, 6,289 without it."""
 
     def __init__(self, child: _Child, number: int) -> None:
         self.child = child
@@ -125,13 +125,13 @@ class _Courier:
         self.ready: Future[_Child | None] = self.executor.submit(child.wait_ready)
         self.closing = False
 
-    def up(self) -> _Child | None:
-        """The child if it is up and ready, else None (still starting, or failed to)."""
-        return self.ready.result() if self.ready.done() else None
+    def up(self) -> bool:
+        """Whether the child is up and ready (not still starting, nor failed to)."""
+        return self.ready.done() and self.ready.result() is not None
 
-    def prepare(self, child: _Child, items: list[Item], chunk_tokens: int) -> Future[Chunked]:
-        sent = self.sender.submit(child.send, items, chunk_tokens)
-        return self.executor.submit(child.receive, sent)
+    def prepare(self, items: list[Item], chunk_tokens: int) -> Future[Chunked]:
+        sent = self.sender.submit(self.child.send, items, chunk_tokens)
+        return self.executor.submit(self.child.receive, sent)
 
     def shutdown(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=False)
@@ -198,11 +198,11 @@ class Preparer:
         ):
             self._spawn()
         if not self._failed:
-            live = [(c, child) for c in self._couriers if (child := c.up()) is not None]
+            live = [courier for courier in self._couriers if courier.up()]
             if live:
-                courier, child = live[self._turn % len(live)]
+                courier = live[self._turn % len(live)]
                 self._turn += 1
-                return courier.prepare(child, items, self._chunk_tokens)
+                return courier.prepare(items, self._chunk_tokens)
         return self._in_thread(items)
 
     def _spawn(self) -> None:

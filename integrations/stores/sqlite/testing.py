@@ -100,7 +100,7 @@ def children_pace(
             if preparer._failed:
                 raise RuntimeError("the chunk-and-embed children could not start or failed")
             couriers = preparer._couriers
-            if len(couriers) >= children and all(c.up() is not None for c in couriers):
+            if len(couriers) >= children and all(c.up() for c in couriers):
                 break
             time.sleep(0.05)
         else:
