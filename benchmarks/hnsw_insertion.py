@@ -2,14 +2,15 @@
 inserted vector against recall@10 of the graph's search, beside exact search.
 
     python benchmarks/hnsw_insertion.py [--data synthetic|real] [--passages 200000]
-        [--queries 200] [--grid 48:12 32:12 24:12 16:12] [--out FILE]
+        [--queries 200] [--grid 48:12 32:12 24:12 16:12 48:12:f16] [--out FILE]
 
 The vectors are store_speed.py's synthetic passages (same generator, same seed), or with
 `--data real` the passages of the three English dev corpora (about 20,000), embedded with
 the static model; the queries are dev questions of the three English sets, embedded the
-same way. Each setting (`expansion_add:connectivity`) builds a graph as the embedded
-store does during an ingest (`sqlite/_ann.py`): half-precision, inner product, batches of
-512 added by one thread; then searches it with the store's `expansion_search` (96).
+same way. Each setting (`expansion_add:connectivity[:dtype]`, the dtype bf16 unless
+given) builds a graph as the embedded store does during an ingest (`sqlite/_ann.py`):
+two-byte scalars, inner product, batches of 512 added by one thread; then searches it
+with the store's `expansion_search` (96).
 Recall@10 is the share of the exact top 10 (float32 dot products over every vector) that
 the graph's top 10 holds.
 """
@@ -81,13 +82,13 @@ def main() -> None:
     keys = np.arange(len(vectors), dtype=np.uint64)
     rows = []
     for setting in args.grid:
-        expansion, connectivity = (int(x) for x in setting.split(":"))
+        expansion, connectivity, *rest = setting.split(":")
         index = Index(
             ndim=embedder.dim,
             metric="ip",
-            dtype="f16",
-            connectivity=connectivity,
-            expansion_add=expansion,
+            dtype=rest[0] if rest else "bf16",
+            connectivity=int(connectivity),
+            expansion_add=int(expansion),
             expansion_search=args.search_expansion,
         )
         with progress:
@@ -124,8 +125,8 @@ def main() -> None:
         f"{args.passages:,} {args.data} passages, {len(queries)} dev questions, "
         f"expansion_search {args.search_expansion}.",
         "",
-        "| expansion_add:connectivity | CPU us / insert | wall us / insert | recall@10 vs exact "
-        "| search ms / query |",
+        "| expansion_add:connectivity[:dtype] | CPU us / insert | wall us / insert "
+        "| recall@10 vs exact | search ms / query |",
         "|---|---:|---:|---:|---:|",
     ]
     for setting, cpu_us, wall_us, recall, search_ms in rows:

@@ -17,6 +17,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
@@ -342,7 +343,7 @@ def test_ann_index_agrees_with_exact_search(tmp_path: Path) -> None:
             for query in ("theme 5", "Topic 3 words", "about theme 22"):
                 want = exact.search(query, k=5, mode="dense")
                 got = ann.search(query, k=5, mode="dense")
-                # Tied scores make ids differ; the top 5 scores must agree (half precision).
+                # Tied scores make ids differ; the top 5 scores must agree (two-byte floats).
                 assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=0.01)
             excluded = [f"a{i}_0" for i in range(250)]
             hits = ann.search("theme", k=10, mode="dense", exclude=excluded)
@@ -376,6 +377,37 @@ def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -
     (path / "vectors.json").unlink()
     with SqliteCorpus(path, vector_index="ann") as store:
         assert store.stats().extra["vector_chunks"] == 64
+
+
+def test_a_float16_graph_from_an_older_sift_is_kept_and_new_graphs_are_bfloat16(
+    tmp_path: Path,
+) -> None:
+    from usearch.index import Index, ScalarKind
+
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", vector_index="ann") as store:
+        store.upsert(docs(20))
+        store.upsert([Document(id="ja", title="天気", text="東京の天気は晴れ。大阪は雨が降る。")])
+    graph = path / "vectors.usearch"
+    assert Index.metadata(str(graph))["kind_scalar"] == ScalarKind.BF16
+    # What sift saved before it switched to bfloat16: the same vectors, as float16.
+    with sqlite3.connect(path / "sift.db") as conn:
+        rows = conn.execute("SELECT id, v FROM vectors ORDER BY id").fetchall()
+    old = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype="f16", connectivity=12)
+    old.add(
+        np.array([r[0] for r in rows], dtype=np.uint64),
+        np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1),
+    )
+    old.save(str(graph))
+    with SqliteCorpus(path) as store:
+        assert store.stats().extra["vector_index"] == "ann"
+        assert store.search("東京の天気", k=1, mode="dense")[0].chunk.doc_id == "ja"
+        assert store.search("Uniqued7word", k=1, mode="dense")[0].chunk.doc_id == "d7"
+        store.upsert(docs(2, prefix="late"))
+        assert store.search("Uniquelate1word", k=1, mode="dense")[0].chunk.doc_id == "late1"
+    # Loaded, caught up and saved again without a rebuild: still the float16 graph.
+    assert Index.metadata(str(graph))["kind_scalar"] == ScalarKind.F16
+    assert Index.metadata(str(graph))["count_present"] == len(rows) + 2
 
 
 def test_a_store_that_fails_to_open_releases_what_it_opened(tmp_path: Path) -> None:
