@@ -24,11 +24,16 @@ from __future__ import annotations
 import base64
 import re
 import zlib
+from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 from sift._token_costs import COSTS
 
-__all__ = ["charged_as_cjk", "estimate_tokens"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["charged_as_cjk", "estimate_tokens", "estimate_tokens_many"]
 
 _CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
 # See charged_as_cjk: above this many Latin letters per CJK character, English rules.
@@ -114,6 +119,77 @@ def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
             else:
                 total += sum(1 for c in piece if c >= "\u0800")
     return total
+
+
+def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
+    """`estimate_tokens` of each text, the same numbers, with the ASCII texts counted
+    together in one pass of numpy (3-4x faster than the regex per text; the estimate was
+    a fifth of an ingest's chunk-and-embed CPU)."""
+    out = [0] * len(texts)
+    ascii_rows = [row for row, text in enumerate(texts) if text.isascii()]
+    if len(ascii_rows) < len(texts):
+        chosen = set(ascii_rows)
+        for row, text in enumerate(texts):
+            if row not in chosen:
+                out[row] = estimate_tokens(text)
+    if ascii_rows:
+        counts = _ascii_tokens_many([texts[row] for row in ascii_rows])
+        for row, count in zip(ascii_rows, counts, strict=True):
+            out[row] = count
+    return out
+
+
+# The classes of ASCII characters `_ASCII_TOKENS` tells apart, as its alternatives match
+# them: a run of letters is ceil(n / 4) tokens, of digits ceil(n / 3), of newlines one;
+# every other character that is neither a word character nor white space, and every
+# underscore, one each; other white space none.
+_NONE, _LETTER, _DIGIT, _NEWLINE, _SINGLE = range(5)
+
+
+@cache
+def _ascii_classes() -> np.ndarray:
+    import numpy as np
+
+    table = np.zeros(128, dtype=np.uint8)
+    for code in range(128):
+        char = chr(code)
+        if re.fullmatch("[A-Za-z]", char):
+            table[code] = _LETTER
+        elif re.fullmatch("[0-9]", char):
+            table[code] = _DIGIT
+        elif char == "\n":
+            table[code] = _NEWLINE
+        elif re.fullmatch(r"[^\w\s]|_", char):
+            table[code] = _SINGLE
+    return table
+
+
+def _ascii_tokens_many(texts: list[str]) -> list[int]:
+    """len(_ASCII_TOKENS.findall(text)) of each ASCII text: the texts joined by spaces
+    (white space ends every run and costs nothing), cut into runs of one class, each run
+    charged as the regex would match it and credited to the text it starts in."""
+    import numpy as np
+
+    joined = " ".join(texts)
+    if not joined:
+        return [0] * len(texts)
+    classes = _ascii_classes()[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    changes = np.empty(len(classes), dtype=bool)
+    changes[0] = True
+    np.not_equal(classes[1:], classes[:-1], out=changes[1:])
+    starts = np.flatnonzero(changes)
+    lengths = np.diff(starts, append=len(classes))
+    kinds = classes[starts]
+    tokens = np.zeros(len(starts), dtype=np.int64)
+    tokens[kinds == _LETTER] = (lengths[kinds == _LETTER] + 3) // 4
+    tokens[kinds == _DIGIT] = (lengths[kinds == _DIGIT] + 2) // 3
+    tokens[kinds == _NEWLINE] = 1
+    tokens[kinds == _SINGLE] = lengths[kinds == _SINGLE]
+    offsets = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum([len(text) + 1 for text in texts[:-1]], out=offsets[1:])
+    owner = np.searchsorted(offsets, starts, side="right") - 1
+    counts = np.bincount(owner, weights=tokens, minlength=len(texts))
+    return [int(count) for count in counts]
 
 
 def _plain_tokens(text: str) -> int:

@@ -20,14 +20,14 @@ its last one; whitespace between pieces packed together stays as it was in the d
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from sift.analysis import has_cjk, script_runs
-from sift.tokens import charged_as_cjk, estimate_tokens
+from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
 from sift.types import Chunk, Document
 
-__all__ = ["chunk_document", "chunk_spans"]
+__all__ = ["chunk_document", "chunk_spans", "chunk_spans_many"]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 # A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
@@ -41,6 +41,7 @@ _WORD = re.compile(r"\S+")
 # CJK punctuation and full-width forms: a paragraph of them follows the CJK rules too.
 _CJK_FORMS = re.compile("[\u3000-\u303f\uff00-\uffef]")
 Estimate = Callable[[str], int]
+Span = tuple[int, int, int]
 
 
 def _is_cjk(text: str) -> bool:
@@ -68,8 +69,7 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
 
 def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
     """(start, end, estimated tokens) of each chunk of `text`, in order."""
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
-        raise ValueError(f"max_tokens must be an integer of at least 8, got {max_tokens!r}")
+    _check_max_tokens(max_tokens)
     whole = _trim(text, 0, len(text))
     if whole is None:
         return []
@@ -88,6 +88,35 @@ def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
         # Estimates add up across the pieces; should one ever not, the chunk is cut again.
         out += [(s, e, tokens)] if tokens <= max_tokens else _windows(text, s, e, max_tokens, est)
     return out
+
+
+def chunk_spans_many(texts: Sequence[str], max_tokens: int = 512) -> list[list[Span]]:
+    """`chunk_spans` of each text, the same spans: a batch of documents that fit one chunk
+    each (most passages) has their estimates counted together (`estimate_tokens_many`)."""
+    _check_max_tokens(max_tokens)
+    out: list[list[Span] | None] = [None] * len(texts)
+    # ASCII texts, trimmed: never charged as CJK, so estimated whole as chunk_spans does.
+    rows: list[int] = []
+    wholes: list[tuple[int, int]] = []
+    trimmed: list[str] = []
+    for row, text in enumerate(texts):
+        whole = _trim(text, 0, len(text)) if text.isascii() else None
+        if whole is None:
+            out[row] = chunk_spans(text, max_tokens)
+        else:
+            rows.append(row)
+            wholes.append(whole)
+            trimmed.append(text[whole[0] : whole[1]])
+    estimates = estimate_tokens_many(trimmed)
+    for row, (start, end), tokens in zip(rows, wholes, estimates, strict=True):
+        fits = tokens <= max_tokens
+        out[row] = [(start, end, tokens)] if fits else chunk_spans(texts[row], max_tokens)
+    return out  # type: ignore[return-value]  # every row was filled above
+
+
+def _check_max_tokens(max_tokens: object) -> None:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
+        raise ValueError(f"max_tokens must be an integer of at least 8, got {max_tokens!r}")
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:

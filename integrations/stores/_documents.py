@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sift.errors import DocumentError
-from sift.integrations.chunking import chunk_spans
+from sift.integrations.chunking import chunk_spans, chunk_spans_many
 from sift.integrations.stores._embedding import embed_texts
 from sift.integrations.stores.locations import check_locations, chunk_metadata
 from sift.types import Chunk, Document, DocumentFailure
@@ -119,12 +119,20 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
     chunked: list[tuple[int, list[Span]]] = []
     failed: list[tuple[str, str]] = []
     texts: list[str] = []
+    try:
+        batch: list[list[Span] | None] = list(
+            chunk_spans_many([text for _, _, text in items], chunk_tokens)
+        )
+    except Exception:
+        batch = [None] * len(items)  # each document alone, to name the one that fails
     for position, (doc_id, title, text) in enumerate(items):
-        try:
-            spans = chunk_spans(text, chunk_tokens)
-        except Exception as exc:
-            failed.append((doc_id, f"chunking failed: {exc}"))
-            continue
+        spans = batch[position]
+        if spans is None:
+            try:
+                spans = chunk_spans(text, chunk_tokens)
+            except Exception as exc:
+                failed.append((doc_id, f"chunking failed: {exc}"))
+                continue
         chunked.append((position, spans))
         # The title disambiguates short passages ("He was born in 1920.") for dense search.
         texts += [f"{title}\n{text[a:b]}" if title else text[a:b] for a, b, _ in spans]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sift.analysis import has_cjk
-from sift.tokens import charged_as_cjk, estimate_tokens
+from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:
@@ -89,6 +89,26 @@ def test_ascii_text_counted_by_regex_alone_is_estimated_as_before() -> None:
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
         assert estimate_tokens(text) == _old_estimate(text), repr(text)
+
+
+def test_many_texts_at_once_are_estimated_as_one_by_one() -> None:
+    # The batch counts ASCII texts together (numpy over their joined bytes): every ASCII
+    # character in random runs, texts that start or end with a run the next one would
+    # continue, empty and white-space-only texts, and Japanese and mixed text (counted one
+    # by one) between them.
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)] + ["word", "12345", "\n\n", "  ", "_", "__x"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
+    texts += ["", " ", "\n", "abcd", "efgh", "123", "456", "\n\nx\n\n", "\x00", "a" * 4097]
+    texts += [r["text"] for r in _sample()]  # Japanese, English and mixed lines
+    texts += ["東京タワーは333メートル。", "Ünïcödé wörds", "x_y\n\n\n1234567"]
+    rng.shuffle(texts)
+    assert estimate_tokens_many(texts) == [estimate_tokens(t) for t in texts]
+    for size in (1, 2, 5, 512):
+        part = texts[:size]
+        assert estimate_tokens_many(part) == [estimate_tokens(t) for t in part]
+    assert estimate_tokens_many([]) == []
+    assert estimate_tokens_many(["", ""]) == [0, 0]
 
 
 def test_rare_kanji_cost_more_than_common_ones() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sift.analysis import has_cjk
-from sift.integrations.chunking import chunk_document, chunk_spans
+from sift.integrations.chunking import chunk_document, chunk_spans, chunk_spans_many
 from sift.tokens import estimate_tokens
 from sift.types import Document
 
@@ -228,3 +228,20 @@ def test_english_chunks_are_byte_identical_to_before() -> None:
             assert chunk_spans(text, int(size)) == [tuple(s) for s in spans], (row["id"], size)
             compared += 1
     assert compared >= 4 * 300
+
+
+def test_chunking_many_texts_cuts_each_as_alone() -> None:
+    # The batch estimates the texts that fit one chunk together; every text, English or
+    # Japanese, short or cut into several chunks, gets the spans chunk_spans gives it.
+    texts: list[str] = []
+    for name in ("hotpotqa", "jsquad"):
+        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as handle:
+            texts += [json.loads(line)["text"] for line in itertools.islice(handle, 400)]
+    long_english = " ".join(texts[:40])
+    texts += ["", "   \n\t ", "\n\nLeading and trailing newlines.\n\n", long_english]
+    texts += ["東京は日本の首都である。" * 60, "word " * 700]
+    for size in (16, 64, 512):
+        assert chunk_spans_many(texts, size) == [chunk_spans(t, size) for t in texts]
+    assert any(len(spans) > 1 for spans in chunk_spans_many(texts, 64))
+    with pytest.raises(ValueError, match="max_tokens must be an integer of at least 8"):
+        chunk_spans_many(texts, 4)

@@ -330,3 +330,20 @@ def test_children_pace_times_the_children_and_leaves_none_running() -> None:
     # More children than cores is an error naming both, not a wait for ones never started.
     with pytest.raises(ValueError, match=f"this machine has {_cores()}"):
         children_pace(get_embedder("hash"), _items(10), children=_cores() + 1)
+
+
+def test_a_document_whose_chunking_fails_is_reported_and_the_batch_still_prepared() -> None:
+    # The batch's texts are chunked together; one that breaks chunking (not text at all,
+    # as from a caller bypassing Document) sends the batch back to one document at a
+    # time, which names it and prepares the rest as alone.
+    embedder = get_embedder("hash")
+    good = _items(4)
+    broken: Item = ("bad", "Title", None)  # type: ignore[assignment]
+    chunked, vectors, failed = chunk_and_embed(
+        [*good[:2], broken, *good[2:]], embedder, chunk_tokens=24
+    )
+    assert [doc for doc, _ in failed] == ["bad"] and "chunking failed" in failed[0][1]
+    alone = [chunk_and_embed([item], embedder, chunk_tokens=24) for item in good]
+    assert [spans for _, spans in chunked] == [c[0][0][1] for c in alone]
+    assert [position for position, _ in chunked] == [0, 1, 3, 4]
+    assert vectors.tobytes() == np.concatenate([c[1] for c in alone]).tobytes()
