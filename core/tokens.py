@@ -126,12 +126,12 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
     together in one pass of numpy (3-4x faster than the regex per text; the estimate was
     a fifth of an ingest's chunk-and-embed CPU)."""
     out = [0] * len(texts)
-    ascii_rows = [row for row, text in enumerate(texts) if text.isascii()]
-    if len(ascii_rows) < len(texts):
-        chosen = set(ascii_rows)
-        for row, text in enumerate(texts):
-            if row not in chosen:
-                out[row] = estimate_tokens(text)
+    ascii_rows: list[int] = []
+    for row, text in enumerate(texts):
+        if text.isascii():
+            ascii_rows.append(row)
+        else:
+            out[row] = estimate_tokens(text)
     if ascii_rows:
         counts = _ascii_tokens_many([texts[row] for row in ascii_rows])
         for row, count in zip(ascii_rows, counts, strict=True):

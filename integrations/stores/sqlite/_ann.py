@@ -86,8 +86,7 @@ class AnnVectors:
             # real dev passages (0.941 against 0.943), but insertion, the costliest step of a
             # large ingest, takes a quarter less CPU (benchmarks/results/hnsw_insertion.md).
             # The cosines it reports are off by 0.0003 on average, 0.0015 at most (float16:
-            # 0.0002 at most), below what a score threshold is set to. A graph saved as
-            # float16 by an older sift loads as it is.
+            # 0.0002 at most). A graph saved as float16 by an older sift loads as it is.
             dtype="bf16",
             connectivity=self._connectivity,
             expansion_add=self._expansion[0],
