@@ -101,19 +101,18 @@ def frames(stack: str) -> tuple[str, list[str]]:
 
 def aggregate(raw: Path) -> dict[str, tuple[int, Counter[str], Counter[str]]]:
     """Per role: (samples, samples by innermost frame, samples with the frame anywhere)."""
-    result = {role: (0, Counter[str](), Counter[str]()) for role in ROLES}
-    totals = Counter[str]()
+    result = {role: (Counter[str](), Counter[str]()) for role in ROLES}
     for line in raw.read_text(encoding="utf-8").splitlines():
         stack, _, count = line.rpartition(" ")
         role, names = frames(stack)
         if not role or not names:
             continue
-        n = int(count)
-        totals[role] += n
-        result[role][1][names[-1]] += n
+        own, within = result[role]
+        own[names[-1]] += int(count)
         for name in set(names):
-            result[role][2][name] += n
-    return {role: (totals[role], own, within) for role, (_, own, within) in result.items()}
+            within[name] += int(count)
+    # Every sample has one innermost frame: a role's samples are its `own` counts summed.
+    return {role: (sum(own.values()), own, within) for role, (own, within) in result.items()}
 
 
 def main() -> None:

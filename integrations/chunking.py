@@ -27,7 +27,7 @@ from sift.analysis import has_cjk, script_runs
 from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
 from sift.types import Chunk, Document
 
-__all__ = ["chunk_document", "chunk_spans", "chunk_spans_many"]
+__all__ = ["Span", "chunk_document", "chunk_spans", "chunk_spans_many"]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 # A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
@@ -41,6 +41,7 @@ _WORD = re.compile(r"\S+")
 # CJK punctuation and full-width forms: a paragraph of them follows the CJK rules too.
 _CJK_FORMS = re.compile("[\u3000-\u303f\uff00-\uffef]")
 Estimate = Callable[[str], int]
+# (start, end, estimated tokens) of one chunk of a text.
 Span = tuple[int, int, int]
 
 
@@ -67,7 +68,7 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
     ]
 
 
-def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
+def chunk_spans(text: str, max_tokens: int = 512) -> list[Span]:
     """(start, end, estimated tokens) of each chunk of `text`, in order."""
     _check_max_tokens(max_tokens)
     whole = _trim(text, 0, len(text))
@@ -82,7 +83,7 @@ def chunk_spans(text: str, max_tokens: int = 512) -> list[tuple[int, int, int]]:
     if tokens <= max_tokens:
         return [(whole[0], whole[1], tokens)]  # the common case: a passage that fits
     pieces = _pieces(text, whole[0], whole[1], max_tokens, est)
-    out: list[tuple[int, int, int]] = []
+    out: list[Span] = []
     for s, e in _pack(text, pieces, max_tokens):
         tokens = est(text[s:e])
         # Estimates add up across the pieces; should one ever not, the chunk is cut again.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sift.errors import DocumentError
-from sift.integrations.chunking import chunk_spans, chunk_spans_many
+from sift.integrations.chunking import Span, chunk_spans, chunk_spans_many
 from sift.integrations.stores._embedding import embed_texts
 from sift.integrations.stores.locations import check_locations, chunk_metadata
 from sift.types import Chunk, Document, DocumentFailure
@@ -72,10 +72,6 @@ def coerce_document(item: Document | dict[str, Any], position: int) -> Document:
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip().splitlines()
     return " ".join(line.strip() for line in text[:3]) if text else type(exc).__name__
-
-
-# (start, end, estimated tokens) of one chunk in its document's text.
-Span = tuple[int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
