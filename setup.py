@@ -4,11 +4,16 @@ nodes/, graphs/ and integrations/ sit at the repository root (DESIGN "Layout") a
 as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sift` itself
 (types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
+
+One part is C: the static embedder's piece table and pooling (`_pieces.c`). It is optional:
+where it cannot be compiled (no C compiler), the install goes on and the embedder runs the
+same computation in Python, slower (`StaticEmbedder.native` says which). CI requires it
+(SIFT_REQUIRE_NATIVE=1 in .ci/run).
 """
 
 from __future__ import annotations
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 ROOTS = {
     "sift": "core",
@@ -22,4 +27,13 @@ for name, folder in ROOTS.items():
     packages.append(name)
     packages += [f"{name}.{sub}" for sub in find_packages(folder)]
 
-setup(packages=packages, package_dir=ROOTS)
+pieces = Extension(
+    "sift.integrations.embedders._pieces",
+    sources=["integrations/embedders/_pieces.c"],
+    # Plain float adds in the source order: the vectors must stay bit for bit those of
+    # the Python path (no -ffast-math, no reassociation).
+    extra_compile_args=["-O3", "-std=c11", "-fno-fast-math"],
+    optional=True,
+)
+
+setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces])

@@ -109,6 +109,15 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
     )
 
 
+def test_the_c_part_is_compiled_into_the_wheel(wheel_names: list[str]) -> None:
+    # setup.py marks it optional (an install without a compiler goes on, in Python); the
+    # build here has gcc, so a wheel without it means the build broke.
+    folder = "sift/integrations/embedders/"
+    built = [n for n in wheel_names if n.startswith(f"{folder}_pieces.") and n.endswith(".so")]
+    assert len(built) == 1, [n for n in wheel_names if n.startswith(folder)]
+    assert f"{folder}_pieces.pyi" in wheel_names  # its types, for mypy in users' code
+
+
 def test_every_package_root_is_marked_typed(wheel_names: list[str]) -> None:
     for root in ("sift", "sift/nodes", "sift/graphs", "sift/integrations"):
         assert f"{root}/py.typed" in wheel_names, root

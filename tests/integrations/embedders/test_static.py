@@ -1,16 +1,22 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
 import random
 import shutil
 import socket
+import subprocess
+import sysconfig
+import threading
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
-from sift.integrations.embedders import get_embedder
+from sift.integrations.embedders import _static, get_embedder
 from sift.integrations.embedders._static import DEFAULT_MODEL_DIR, StaticEmbedder
 from sift.protocols import Embedder
 
@@ -130,13 +136,14 @@ def _text(record: dict[str, object]) -> str:
     return str(record["text"])
 
 
-def test_vectors_are_bit_for_bit_those_recorded_before_the_piece_cache() -> None:
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_vectors_are_bit_for_bit_those_recorded_before_the_piece_cache(native: bool) -> None:
     # Recorded by tests/integrations/data/record_static_vectors.py with the embedder that
     # tokenised every text whole: English, Japanese, and every white-space and control
     # character that could make a piece-wise tokenisation differ.
     records = _recorded()
     texts = [_text(r) for r in records]
-    fresh = StaticEmbedder()
+    fresh = StaticEmbedder(native=native)
     cold = fresh.embed(texts)
     warm = fresh.embed(texts)  # now from remembered pieces
     shuffled = list(range(len(texts)))
@@ -167,7 +174,7 @@ NASTY = [
 
 
 def test_piece_wise_token_ids_equal_tokenising_whole_texts() -> None:
-    embedder = StaticEmbedder()
+    embedder = StaticEmbedder(native=False)  # the Python path's pieces (the C path's: below)
     rng = random.Random(11)
     texts = ["".join(rng.choice(NASTY) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     for _ in range(2):  # pieces new, then remembered
@@ -212,3 +219,221 @@ def test_pickles_as_its_folder_and_options() -> None:
         copy = pickle.loads(payload)
         assert (copy._pieces is not None) == remember
         assert copy.embed([PARIS]).tobytes() == embedder.embed([PARIS]).tobytes()
+
+
+# The C part (_pieces.c): the same vectors as the Python path, bit for bit, for every kind
+# of text, from several threads at once, with a full memory, and with pieces whose hashes
+# collide; and clear errors for bad input.
+
+SOURCE = Path(_static.__file__).resolve().parent / "_pieces.c"
+BENCHMARKS = Path(__file__).resolve().parents[3] / ".." / "shared" / "benchmarks"
+
+# Without the C part (no compiler at install) its tests skip, saying so; CI sets
+# SIFT_REQUIRE_NATIVE=1, and there they fail instead.
+native_only = pytest.mark.skipif(
+    _static._pieces is None and os.environ.get("SIFT_REQUIRE_NATIVE") != "1",
+    reason="sift was installed without its C part (no C compiler): the Python path is tested",
+)
+
+
+@native_only
+def test_the_c_part_is_built_and_used_by_default() -> None:
+    # CI sets SIFT_REQUIRE_NATIVE=1: there a missing C part fails here instead of skipping.
+    assert _static._pieces is not None, "the C part did not build (see pip's output)"
+    assert StaticEmbedder().native
+    assert not StaticEmbedder(native=False).native
+    # A table of pieces is only made for a tokenizer whose output splits at white space.
+    assert not StaticEmbedder(remember_pieces=False).native
+
+
+def _random_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(NASTY) for _ in range(rng.randint(0, 40))) for _ in range(count)]
+
+
+def _corpus_texts(limit: int) -> list[str]:
+    texts = []
+    for name in ("hotpotqa", "jsquad"):
+        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as lines:
+            for _, line in zip(range(limit), lines, strict=False):
+                record = json.loads(line)
+                texts.append(f"{record.get('title', '')}\n{record['text']}")
+    return texts
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray, texts: list[str]) -> None:
+    for text, a, b in zip(texts, got, want, strict=True):
+        assert a.tobytes() == b.tobytes(), repr(text[:80])
+
+
+@native_only
+def test_c_and_python_give_the_same_bits_for_every_kind_of_text() -> None:
+    python = StaticEmbedder(native=False)
+    native = StaticEmbedder()
+    assert native.native
+    # Control characters, every white space, CJK, emoji, special tokens; then English
+    # and Japanese passages; then the recorded texts (long ones cut at 8,192 tokens).
+    # Past 8,192 tokens a text is cut: what follows must not count.
+    # (xylophonist is five tokens: the cut falls inside one.)
+    long = ["river " * 5000 + "xylophonist " * 3000] * 20
+    for texts in (
+        _random_texts(5, 3000),
+        _corpus_texts(400),
+        [_text(r) for r in _recorded()],
+        long,
+    ):
+        want = python.embed(texts)
+        _same_bits(native.embed(texts), want, texts)  # pieces new
+        _same_bits(native.embed(texts), want, texts)  # pieces remembered
+        # A few texts at a time learn nothing (a query): tokenised whole, same bits.
+        for start in range(0, 60, 3):
+            few = texts[start : start + 3]
+            _same_bits(StaticEmbedder().embed(few), want[start : start + 3], few)
+
+
+@native_only
+def test_japanese_beside_english_pools_in_c_once_pieces_are_known() -> None:
+    embedder = StaticEmbedder()
+    assert embedder._native is not None
+    texts = ["東京 は 日本 の 首都 です", "Tokyo is the capital of Japan", "京都 and Kyoto"] * 8
+    first = embedder.embed(texts)
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    whole, missing, new = embedder._native.pool(texts, out, _static._WHOLE_PIECE_CHARS)
+    assert (whole, missing, new) == ([], [], set())  # every piece remembered: all in C
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    _same_bits(out / norms, first, texts)
+
+
+@native_only
+def test_threads_embedding_at_once_get_the_vectors_of_one_thread() -> None:
+    # The GIL is released while pooling: four threads pool and learn new pieces at once
+    # in one embedder, and each gets exactly what the Python path gives.
+    shared = StaticEmbedder()
+    batches = [_random_texts(100 + n, 600) + _corpus_texts(50 * (n + 1)) for n in range(4)]
+    want = [StaticEmbedder(native=False).embed(batch) for batch in batches]
+    got: list[np.ndarray | None] = [None] * 4
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def run(n: int) -> None:
+        try:
+            start.wait()
+            for _ in range(3):
+                got[n] = shared.embed(batches[n])
+        except BaseException as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for n in range(4):
+        result = got[n]
+        assert result is not None
+        _same_bits(result, want[n], batches[n])
+
+
+@native_only
+def test_a_full_memory_and_pieces_too_long_to_remember_still_give_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_static, "_MAX_PIECES", 40)
+    texts = _corpus_texts(60) + [f"{'x' * 60}{n} short words {'y' * 50}" for n in range(20)]
+    native = StaticEmbedder()
+    assert native._native is not None
+    for _ in range(2):
+        _same_bits(native.embed(texts), StaticEmbedder(native=False).embed(texts), texts)
+    # It stopped remembering once full (one batch of new pieces may overshoot) and never
+    # remembered a piece longer than 48 characters.
+    assert 40 <= len(native._native) < 5000
+    assert native._native.get("x" * 60 + "0") is None
+
+
+def _build_colliding_module(folder: Path) -> ModuleType:
+    """_pieces.c built with 4 hash bits: nearly every piece shares its hash with others."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the colliding variant")
+    target = folder / f"_pieces{sysconfig.get_config_var('EXT_SUFFIX')}"
+    include = sysconfig.get_paths()["include"]
+    flags = ["-O2", "-std=c11", "-shared", "-fPIC", f"-I{include}"]
+    subprocess.run(
+        [compiler, *flags, "-DSIFT_PIECES_HASH_MASK=0xF", str(SOURCE), "-o", str(target)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    spec = importlib.util.spec_from_file_location("_pieces", target)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@native_only
+def test_pieces_whose_hashes_collide_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    colliding = _build_colliding_module(tmp_path)
+    monkeypatch.setattr(_static, "_pieces", colliding)
+    embedder = StaticEmbedder()
+    assert type(embedder._native).__module__ == colliding.__name__
+    texts = _corpus_texts(40) + _random_texts(9, 300)
+    want = StaticEmbedder(native=False).embed(texts)
+    _same_bits(embedder.embed(texts), want, texts)
+    _same_bits(embedder.embed(texts), want, texts)
+    assert embedder._native is not None
+    table = embedder._native
+    # Told apart in C: once learnt, only texts with a piece too long to remember miss.
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    _, missing, new = table.pool(texts, out, _static._WHOLE_PIECE_CHARS)
+    assert new and all(len(piece) > _static._MAX_PIECE_CHARS for piece in new)
+    assert all(any(len(p) > _static._MAX_PIECE_CHARS for p in texts[r].split()) for r in missing)
+    assert table.get("Tokyo") is None or table.get("Tokyo") != table.get("tokyo")
+    for word in ("the", "of", "東京", "and"):
+        ids = StaticEmbedder(native=False)._whole([word])[0]
+        known = table.get(word)
+        assert known is None or np.frombuffer(known, dtype=np.int32).tolist() == ids.tolist()
+
+
+@native_only
+def test_bad_arguments_are_refused_and_the_table_still_works() -> None:
+    embedder = StaticEmbedder()
+    table = embedder._native
+    assert table is not None and _static._pieces is not None
+    embedder.embed(["remember these words please"] * 20)
+    known = len(table)
+    out = np.zeros((2, embedder.dim), dtype=np.float32)
+    with pytest.raises(TypeError, match="expected str"):
+        table.pool(["fine", 3], out, 24)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"shape \(1, 256\)"):
+        table.pool(["one"], out, 24)
+    with pytest.raises(ValueError, match="float32"):
+        table.pool(["a", "b"], out.astype(np.float64), 24)
+    with pytest.raises(ValueError, match="differ in length"):
+        table.add(["a", "b"], [b"\0\0\0\0"])
+    with pytest.raises(ValueError, match="outside the table"):
+        table.add(["brandnewpiece"], [np.array([10**7], dtype=np.int32).tobytes()])
+    with pytest.raises(TypeError, match="int32"):
+        table.add(["brandnewpiece"], [b"\0\0\0"])
+    with pytest.raises(ValueError, match="C-contiguous float32"):
+        _static._pieces.PieceTable(np.zeros((4, 4), dtype=np.float64), -1, 10)
+    with pytest.raises(ValueError, match="max_tokens"):
+        _static._pieces.PieceTable(np.zeros((4, 4), dtype=np.float32), -1, 0)
+    assert len(table) == known  # nothing half-added
+    assert table.get("brandnewpiece") is None
+    whole, missing, new = table.pool(["remember these words", "please"], out, 24)
+    assert (whole, missing, new) == ([], [], set())
+    with_python = StaticEmbedder(native=False).embed(["remember these words", "please"])
+    _same_bits(out / np.linalg.norm(out, axis=1, keepdims=True), with_python, ["", ""])
+
+
+@native_only
+def test_a_pickled_embedder_keeps_its_choice_of_path() -> None:
+    import pickle
+
+    for native in (True, False):
+        copy = pickle.loads(pickle.dumps(StaticEmbedder(native=native)))
+        assert copy.native == native
