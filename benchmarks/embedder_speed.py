@@ -149,9 +149,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
         modes = list(result["us_per_text"][corpora[0]])
         width = 0.8 / len(modes)
         for k, mode in enumerate(modes):
-            values = [
-                statistics.median(result["us_per_text"][c][mode][phase]) for c in corpora
-            ]
+            values = [statistics.median(result["us_per_text"][c][mode][phase]) for c in corpora]
             ax.bar([i + k * width for i in range(len(corpora))], values, width, label=mode)
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(corpora))], corpora, fontsize=8)
         ax.set_title(f"{phase} (a {'fresh' if phase == 'cold' else 'warmed'} embedder)")
