@@ -5,10 +5,11 @@ as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sif
 (types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
 
-One part is C: the static embedder's piece table and pooling (`_pieces.c`). It is optional:
-where it cannot be compiled (no C compiler), the install goes on and the embedder runs the
-same computation in Python, slower (`StaticEmbedder.native` says which). CI requires it
-(SIFT_REQUIRE_NATIVE=1 in .ci/run).
+Two parts are C: the static embedder's piece table and pooling (`_pieces.c`) and the
+embedded store's grep signatures (`_signatures.c`). Both are optional: where they cannot be
+compiled (no C compiler), the install goes on and the same computation runs in Python and
+numpy, slower, with the same results (`StaticEmbedder.native` says which the embedder
+uses). CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
 """
 
 from __future__ import annotations
@@ -36,4 +37,11 @@ pieces = Extension(
     optional=True,
 )
 
-setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces])
+signatures = Extension(
+    "sift.integrations.stores.sqlite._signatures",
+    sources=["integrations/stores/sqlite/_signatures.c"],
+    extra_compile_args=["-O3", "-std=c11"],
+    optional=True,
+)
+
+setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures])

@@ -109,13 +109,16 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
     )
 
 
-def test_the_c_part_is_compiled_into_the_wheel(wheel_names: list[str]) -> None:
-    # setup.py marks it optional (an install without a compiler goes on, in Python); the
-    # build here has gcc, so a wheel without it means the build broke.
-    folder = "sift/integrations/embedders/"
-    built = [n for n in wheel_names if n.startswith(f"{folder}_pieces.") and n.endswith(".so")]
+@pytest.mark.parametrize(
+    "module", ["sift/integrations/embedders/_pieces", "sift/integrations/stores/sqlite/_signatures"]
+)
+def test_the_c_parts_are_compiled_into_the_wheel(wheel_names: list[str], module: str) -> None:
+    # setup.py marks them optional (an install without a compiler goes on, in Python);
+    # the build here has gcc, so a wheel without one means the build broke.
+    folder = module.rsplit("/", 1)[0] + "/"
+    built = [n for n in wheel_names if n.startswith(f"{module}.") and n.endswith(".so")]
     assert len(built) == 1, [n for n in wheel_names if n.startswith(folder)]
-    assert f"{folder}_pieces.pyi" in wheel_names  # its types, for mypy in users' code
+    assert f"{module}.pyi" in wheel_names  # its types, for mypy in users' code
 
 
 def test_every_package_root_is_marked_typed(wheel_names: list[str]) -> None:
