@@ -30,6 +30,7 @@ __all__ = [
     "chunk_and_embed",
     "coerce_document",
     "content_hash",
+    "items_of",
     "prepare_documents",
 ]
 
@@ -46,7 +47,11 @@ def content_hash(doc: Document) -> str:
 
     Two documents with the same hash store identically, so an upsert may skip them.
     """
-    payload = _HASH_JSON.encode([doc.id, doc.title, doc.text, doc.metadata])
+    return _digest(doc.id, doc.title, doc.text, doc.metadata)
+
+
+def _digest(doc_id: str, title: str, text: str, metadata: dict[str, Any]) -> str:
+    payload = _HASH_JSON.encode([doc_id, title, text, metadata])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -102,26 +107,32 @@ class PreparedDocument:
 
 
 # What `chunk_and_embed` takes and gives: plain data, so that it can run in another
-# process. An item is (doc_id, title, text); the result holds the position and spans of
-# every item that was prepared, one vector per chunk in the same order, and the
-# (doc_id, error) of every item that was not.
-Item = tuple[str, str, str]
-Chunked = tuple[list[tuple[int, list[Span]]], np.ndarray, list[tuple[str, str]]]
+# process. An item is (doc_id, title, text, metadata); the result holds the position and
+# spans of every item that was prepared, one vector per chunk in the same order, the
+# (doc_id, error) of every item that was not, and the content hash of every item that
+# was (in the order of the first list).
+Item = tuple[str, str, str, dict[str, Any]]
+Chunked = tuple[list[tuple[int, list[Span]]], np.ndarray, list[tuple[str, str]], list[str]]
 
 
 def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: int) -> Chunked:
-    """Chunks and embeds documents in one embedder call; a document whose chunking or
-    embedding fails is reported and the others are still prepared."""
+    """Chunks, embeds and hashes documents, embedding in one embedder call; a document
+    whose chunking or embedding fails is reported and the others are still prepared.
+
+    The content hash is made here, not by the store's writer: it is mostly the JSON
+    encoding of the text, and here it runs beside the writer (in the ingest's children)
+    instead of on its critical path (benchmarks/results/ingest_profile.md)."""
     chunked: list[tuple[int, list[Span]]] = []
     failed: list[tuple[str, str]] = []
+    hashes: list[str] = []
     texts: list[str] = []
     try:
         batch: list[list[Span] | None] = list(
-            chunk_spans_many([text for _, _, text in items], chunk_tokens)
+            chunk_spans_many([item[2] for item in items], chunk_tokens)
         )
     except Exception:
         batch = [None] * len(items)  # each document alone, to name the one that fails
-    for position, (doc_id, title, text) in enumerate(items):
+    for position, (doc_id, title, text, metadata) in enumerate(items):
         spans = batch[position]
         if spans is None:
             try:
@@ -130,6 +141,7 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
                 failed.append((doc_id, f"chunking failed: {exc}"))
                 continue
         chunked.append((position, spans))
+        hashes.append(_digest(doc_id, title, text, metadata))
         # The title disambiguates short passages ("He was born in 1920.") for dense search.
         texts += [f"{title}\n{text[a:b]}" if title else text[a:b] for a, b, _ in spans]
     try:
@@ -137,19 +149,21 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
     except Exception as exc:
         if len(chunked) <= 1:
             failed += [(items[position][0], _embed_error(embedder, exc)) for position, _ in chunked]
-            return [], np.zeros((0, embedder.dim), dtype=np.float32), failed
+            return [], np.zeros((0, embedder.dim), dtype=np.float32), failed, []
         # Find the culprit document(s) one by one; the rest still ingest.
         kept: list[tuple[int, list[Span]]] = []
+        kept_hashes: list[str] = []
         blocks: list[np.ndarray] = []
         for position, _ in chunked:
-            ok, vectors, bad = chunk_and_embed(
+            ok, vectors, bad, digests = chunk_and_embed(
                 [items[position]], embedder, chunk_tokens=chunk_tokens
             )
             kept += [(position, spans) for _, spans in ok]
+            kept_hashes += digests
             blocks.append(vectors)
             failed += bad
-        return kept, np.concatenate(blocks), failed
-    return chunked, matrix, failed
+        return kept, np.concatenate(blocks), failed, kept_hashes
+    return chunked, matrix, failed, hashes
 
 
 def prepare_documents(
@@ -157,29 +171,25 @@ def prepare_documents(
     embedder: Embedder,
     *,
     chunk_tokens: int = 512,
-    hashes: Sequence[str] | None = None,
 ) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
-    """Chunks and embeds documents (`chunk_and_embed`); `hashes`, when the caller has
-    them already, are the documents' `content_hash`es."""
-    return assemble(
-        docs,
-        chunk_and_embed(
-            [(d.id, d.title, d.text) for d in docs], embedder, chunk_tokens=chunk_tokens
-        ),
-        hashes,
-    )
+    """Chunks, embeds and hashes documents (`chunk_and_embed`)."""
+    return assemble(docs, chunk_and_embed(items_of(docs), embedder, chunk_tokens=chunk_tokens))
+
+
+def items_of(docs: Sequence[Document]) -> list[Item]:
+    """The documents as `chunk_and_embed` takes them."""
+    return [(d.id, d.title, d.text, d.metadata) for d in docs]
 
 
 def assemble(
-    docs: Sequence[Document], chunked: Chunked, hashes: Sequence[str] | None = None
+    docs: Sequence[Document], chunked: Chunked
 ) -> tuple[list[PreparedDocument], list[DocumentFailure]]:
     """The prepared documents and failures of `chunk_and_embed`'s answer for `docs`."""
-    ok, matrix, failed = chunked
+    ok, matrix, failed, hashes = chunked
     prepared = []
     row = 0
-    for position, spans in ok:
+    for (position, spans), digest in zip(ok, hashes, strict=True):
         doc = docs[position]
-        digest = hashes[position] if hashes is not None else content_hash(doc)
         prepared.append(PreparedDocument(doc, digest, spans, matrix[row : row + len(spans)]))
         row += len(spans)
     return prepared, [DocumentFailure(doc_id=doc_id, error=error) for doc_id, error in failed]

@@ -53,6 +53,7 @@ from sift.integrations.stores._documents import (
     assemble,
     coerce_document,
     content_hash,
+    items_of,
 )
 from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.catalog import DocumentInfo
@@ -617,9 +618,9 @@ class SqliteCorpus:
             # A document may not be looked up while an earlier copy is still in flight.
             while pending and any(ids & batch.ids for batch in pending):
                 written_since_commit += finish_first()
-            todo, existing, hashes = self._classify(docs, report)
-            items = [(d.id, d.title, d.text) for d in todo]
-            pending.append(_Batch(docs, ids, todo, hashes, existing, items, preparer.submit(items)))
+            todo, existing = self._classify(docs, report)
+            items = items_of(todo)
+            pending.append(_Batch(docs, ids, todo, existing, items, preparer.submit(items)))
             while len(pending) > _IN_FLIGHT:
                 written_since_commit += finish_first()
             if written_since_commit >= self._lexical_commit_chunks:
@@ -659,9 +660,11 @@ class SqliteCorpus:
 
     def _classify(
         self, docs: list[Document], report: UpsertReport
-    ) -> tuple[list[Document], dict[str, tuple[int, str]], list[str]]:
-        """The documents that are new or changed, the stored (rowid, hash) by id, and the
-        hashes of the new or changed ones."""
+    ) -> tuple[list[Document], dict[str, tuple[int, str]]]:
+        """The documents that are new or changed, and the stored (rowid, hash) by id.
+
+        Only a stored document is hashed here, to compare; a new one is hashed where it
+        is chunked and embedded (`chunk_and_embed`), off the writer's thread."""
         marks = ",".join("?" * len(docs))
         existing = {
             doc_id: (rowid, digest)
@@ -670,15 +673,13 @@ class SqliteCorpus:
                 [d.id for d in docs],
             )
         }
-        todo: list[Document] = []
-        hashes: list[str] = []
-        for doc in docs:
-            digest = content_hash(doc)
-            if existing.get(doc.id, (0, ""))[1] != digest:
-                todo.append(doc)
-                hashes.append(digest)
+        todo = [
+            doc
+            for doc in docs
+            if doc.id not in existing or existing[doc.id][1] != content_hash(doc)
+        ]
         report.unchanged += len(docs) - len(todo)
-        return todo, existing, hashes
+        return todo, existing
 
     def _finish(
         self,
@@ -688,7 +689,7 @@ class SqliteCorpus:
         preparer: Preparer,
     ) -> int:
         chunked = preparer.result(batch.future, batch.items)
-        prepared, failed = assemble(batch.todo, chunked, batch.hashes)
+        prepared, failed = assemble(batch.todo, chunked)
         report.failed += failed
         written = 0
         if prepared:
@@ -1146,13 +1147,12 @@ class SqliteCorpus:
 
 @dataclass(slots=True)
 class _Batch:
-    """A batch on its way: the documents read, those to write (new or changed) with
-    their hashes, and their chunks and vectors being prepared."""
+    """A batch on its way: the documents read, those to write (new or changed), and
+    their chunks, vectors and hashes being prepared."""
 
     docs: list[Document]
     ids: set[str]
     todo: list[Document]
-    hashes: list[str]
     existing: dict[str, tuple[int, str]]
     items: list[Item]
     future: Future[Chunked]

@@ -17,6 +17,7 @@ from sift.integrations.stores.sqlite._prepare import Preparer, _cores
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
 if TYPE_CHECKING:
+    from sift.integrations.stores._documents import Item
     from sift.protocols import Embedder
 
 __all__ = [
@@ -91,10 +92,11 @@ def children_pace(
             f"{children} chunk-and-embed children need {max(2, children)} cores or more; "
             f"this machine has {cores}"
         )
+    prepared: list[Item] = [(doc_id, title, text, {}) for doc_id, title, text in items]
     preparer = Preparer(embedder, chunk_tokens, spawn_after=1, children=children)
     try:
         # Small batches until every child is up; the second starts after 8 documents.
-        probe = list(items[:8])
+        probe = prepared[:8]
         for _ in range(600):
             preparer.result(preparer.submit(probe), probe)
             if preparer._failed:
@@ -105,7 +107,7 @@ def children_pace(
             time.sleep(0.05)
         else:
             raise RuntimeError(f"{children} child process(es) did not start within 30 s")
-        batches = [list(items[i : i + batch]) for i in range(0, len(items), batch)]
+        batches = [prepared[i : i + batch] for i in range(0, len(prepared), batch)]
         start = time.perf_counter()
         futures = [preparer.submit(part) for part in batches]
         for future, part in zip(futures, batches, strict=True):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from sift.integrations.embedders import get_embedder
-from sift.integrations.stores._documents import Item, chunk_and_embed
+from sift.integrations.stores._documents import Chunked, Item, chunk_and_embed, content_hash
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._prepare import Preparer, _Child, _cores
 from sift.integrations.stores.sqlite.testing import children_pace
@@ -28,11 +28,14 @@ BODY = "Sentence {j} tells of rivers, 東京の川 and bridges." * 3
 
 
 def _items(n: int, start: int = 0) -> list[Item]:
-    return [(f"d{i}", f"Title {i}", BODY.format(j=i) + f" Marker{i}.") for i in range(start, n)]
+    return [
+        (f"d{i}", f"Title {i}", BODY.format(j=i) + f" Marker{i}.", {"n": i})
+        for i in range(start, n)
+    ]
 
 
-def _same(got: tuple[object, np.ndarray, object], want: tuple[object, np.ndarray, object]) -> None:
-    assert got[0] == want[0] and got[2] == want[2]
+def _same(got: Chunked, want: Chunked) -> None:
+    assert got[0] == want[0] and got[2] == want[2] and got[3] == want[3]
     assert got[1].tobytes() == want[1].tobytes()
 
 
@@ -181,7 +184,7 @@ def _rows(path: Path) -> list[tuple[object, ...]]:
 
 
 def test_a_store_ingested_with_a_child_equals_one_ingested_without(tmp_path: Path) -> None:
-    docs = [Document(id=i, title=t, text=x) for i, t, x in _items(300)]
+    docs = [Document(id=i, title=t, text=x, metadata=m) for i, t, x, m in _items(300)]
     for name, spawn_after in (("thread", 0), ("child", 1)):
         with SqliteCorpus(
             tmp_path / name,
@@ -197,6 +200,11 @@ def test_a_store_ingested_with_a_child_equals_one_ingested_without(tmp_path: Pat
         assert [h.chunk.doc_id for h in store.grep("Marker29[0-9]", k=20).hits] == [
             f"d{i}" for i in range(290, 300)
         ]
+        # The children hashed each document as the writer does: the same documents
+        # again are all unchanged, and one changed in its metadata alone is updated.
+        changed = [*docs[:-1], docs[-1].model_copy(update={"metadata": {"n": -1}})]
+        again = store.upsert(changed)
+        assert (again.unchanged, again.updated, again.added) == (299, 1, 0)
 
 
 PARENT = textwrap.dedent(
@@ -324,12 +332,13 @@ def test_ctrl_c_interrupts_the_ingest_and_not_its_children(tmp_path: Path) -> No
 def test_children_pace_times_the_children_and_leaves_none_running() -> None:
     # benchmarks/prepare_pool.py's measure: a rate over every item, and the children it
     # started are gone when it returns.
-    rate = children_pace(get_embedder("hash"), _items(600), children=2, batch=100)
+    items = [(doc_id, title, text) for doc_id, title, text, _ in _items(600)]
+    rate = children_pace(get_embedder("hash"), items, children=2, batch=100)
     assert 0 < rate < float("inf")
     assert not [pid for pid in _children(os.getpid()) if not _gone(pid)]
     # More children than cores is an error naming both, not a wait for ones never started.
     with pytest.raises(ValueError, match=f"this machine has {_cores()}"):
-        children_pace(get_embedder("hash"), _items(10), children=_cores() + 1)
+        children_pace(get_embedder("hash"), items[:10], children=_cores() + 1)
 
 
 def test_a_document_whose_chunking_fails_is_reported_and_the_batch_still_prepared() -> None:
@@ -338,12 +347,16 @@ def test_a_document_whose_chunking_fails_is_reported_and_the_batch_still_prepare
     # time, which names it and prepares the rest as alone.
     embedder = get_embedder("hash")
     good = _items(4)
-    broken: Item = ("bad", "Title", None)  # type: ignore[assignment]
-    chunked, vectors, failed = chunk_and_embed(
+    broken: Item = ("bad", "Title", None, {})  # type: ignore[assignment]
+    chunked, vectors, failed, hashes = chunk_and_embed(
         [*good[:2], broken, *good[2:]], embedder, chunk_tokens=24
     )
     assert [doc for doc, _ in failed] == ["bad"] and "chunking failed" in failed[0][1]
     alone = [chunk_and_embed([item], embedder, chunk_tokens=24) for item in good]
     assert [spans for _, spans in chunked] == [c[0][0][1] for c in alone]
     assert [position for position, _ in chunked] == [0, 1, 3, 4]
+    # Each prepared document's content hash, made beside its chunks, is the one the
+    # store compares a later ingest of the same document with.
+    docs = [Document(id=i, title=t, text=x, metadata=m) for i, t, x, m in good]
+    assert hashes == [content_hash(doc) for doc in docs] and len(set(hashes)) == 4
     assert vectors.tobytes() == np.concatenate([c[1] for c in alone]).tobytes()
