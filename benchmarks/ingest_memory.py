@@ -8,7 +8,8 @@ before the ingest (200,000 texts held and embedded in the same process) and the 
 after it. This is the ingest's own: the process's resident set sampled every 0.5 s and
 `ru_maxrss`, for this process and, separately, for the largest child process that
 chunks and embeds; and the peak of this process and its children's resident sets summed,
-sampled the same way (a long ingest has two children). The passages are store_speed.py's
+sampled the same way (a long ingest has two children when the embedder holds the GIL;
+with the static embedder's C part it has none). The passages are store_speed.py's
 synthetic ones (same generator, same seed).
 """
 

@@ -28,7 +28,12 @@ __all__ = ["Corpus", "Embedder", "Policy", "Reranker", "TokenCounter"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
+
+    Optional: a `releases_gil` attribute, True when `embed` runs mostly without the GIL;
+    the embedded store then chunks and embeds an ingest in a thread beside its writer
+    instead of in child processes (which an embedder without it gets past 1,024
+    documents)."""
 
     @property
     def name(self) -> str: ...

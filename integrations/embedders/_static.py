@@ -161,6 +161,14 @@ class StaticEmbedder:
         return int(self._table.shape[1])
 
     @property
+    def releases_gil(self) -> bool:
+        """Whether `embed` runs mostly without the GIL (the C part pools, the tokenizer
+        learns new pieces on its own threads), so a thread beside the caller's embeds in
+        parallel with it. The embedded store's ingest reads this: it then chunks and
+        embeds in a thread rather than in child processes (`SqliteCorpus`)."""
+        return self._native is not None
+
+    @property
     def native(self) -> bool:
         """Whether remembered pieces are looked up and pooled in C (the package was built
         with its C part) rather than in Python."""

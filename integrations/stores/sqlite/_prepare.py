@@ -1,10 +1,12 @@
 """Chunking and embedding beside the store's writes: the ingest's first stage.
 
 Batches are chunked and embedded in a worker thread while the caller's thread writes the
-batch before. Both are mostly Python, so they share one core (the GIL); once an ingest is
-long enough to pay for starting one (`spawn_after` documents), later batches go to a
-child process instead, which gives chunking and embedding a core of their own; a long
-ingest gets a second child (see `Preparer`).
+batch before. With an embedder that holds the GIL, both are mostly Python and share one
+core; once an ingest is long enough to pay for starting one (`spawn_after` documents),
+later batches go to a child process instead, which gives chunking and embedding a core
+of their own; a long ingest gets a second child (see `Preparer`). An embedder that
+releases the GIL (the static one's C part) already runs beside the writer from the
+thread, and the store starts no child for it (`SqliteCorpus`, `spawn_after`).
 
 Each child is a fresh interpreter (`python -c`, started by
 `sift.integrations.interpreters`: never a fork of this multi-threaded process, and never

@@ -109,6 +109,10 @@ _TRIGRAM_FILE = "trigrams.bin"
 # Batches chunked and embedded ahead of the one being written: one for each of the two
 # children of a long ingest, and one more so neither waits while a batch is written.
 _IN_FLIGHT = 3
+# Documents into one upsert after which chunking and embedding move to a child process,
+# for an embedder that holds the GIL while it embeds (a child's start-up, a third of a
+# second of CPU, is paid back past about a thousand documents).
+_SPAWN_AFTER = 1024
 # json.dumps(metadata, ensure_ascii=False), with the encoder built once.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
@@ -146,6 +150,11 @@ class SqliteCorpus:
         spawn_after: documents into one upsert after which chunking and embedding move
             to a child process (a second core for them; 0 keeps them in a thread); a
             second child joins it after eight times as many, on two cores or more.
+            None (the default): 1,024, unless the embedder releases the GIL while it
+            embeds (its `releases_gil` is True, as the static embedder's is when built
+            with its C part): then a thread beside the writer is as fast as children
+            and costs a fifth to a quarter less CPU, so no child is started
+            (benchmarks/results/store_speed.md).
         writer: False opens an existing store for reading beside the process that writes
             it (`sift serve`'s search processes): nothing on disk is written (no derived
             index is repaired or saved, the analyzer and schema are taken as recorded)
@@ -171,7 +180,7 @@ class SqliteCorpus:
         lexical_commit_chunks: int = 100_000,
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
-        spawn_after: int = 1024,
+        spawn_after: int | None = None,
         writer: bool = True,
     ) -> None:
         if vector_index not in _VECTOR_INDEXES:
@@ -580,7 +589,7 @@ class SqliteCorpus:
         on_progress: Callable[[int], None] | None,
     ) -> None:
         with self._write_lock:
-            preparer = Preparer(self._embedder, self._chunk_tokens, spawn_after=self._spawn_after)
+            preparer = Preparer(self._embedder, self._chunk_tokens, spawn_after=self._spawn())
             try:
                 self._pipeline(documents, report, on_progress, preparer)
             finally:
@@ -591,6 +600,12 @@ class SqliteCorpus:
                     self._vectors.wait()
             if self._pending is None and self._lexical.seq != self._seq:
                 self._commit_lexical()
+
+    def _spawn(self) -> int:
+        """`spawn_after` for this ingest (see __init__)."""
+        if self._spawn_after is not None:
+            return self._spawn_after
+        return 0 if getattr(self._embedder, "releases_gil", False) is True else _SPAWN_AFTER
 
     def _pipeline(
         self,

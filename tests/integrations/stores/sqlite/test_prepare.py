@@ -207,6 +207,40 @@ def test_a_store_ingested_with_a_child_equals_one_ingested_without(tmp_path: Pat
         assert (again.unchanged, again.updated, again.added) == (299, 1, 0)
 
 
+@pytest.mark.skipif(_cores() < 2, reason="one core: an ingest never starts a child")
+def test_children_start_only_for_an_embedder_that_holds_the_gil(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # By default (spawn_after=None) a long ingest moves chunking and embedding to child
+    # processes unless the embedder releases the GIL: the static embedder with its C
+    # part does, the same embedder on its Python path does not. An explicit spawn_after
+    # is obeyed whatever the embedder.
+    started: list[str] = []
+    real = _Child.__init__
+
+    def counted(child: _Child, payload: bytes) -> None:
+        started.append(str(tmp_path))
+        real(child, payload)
+
+    monkeypatch.setattr(_Child, "__init__", counted)
+    docs = [Document(id=i, title=t, text=x, metadata=m) for i, t, x, m in _items(1300)]
+    c_part = get_embedder("static")
+    cases = [
+        ("python", get_embedder("static", native=False), None, True),
+        ("c", c_part, None, not getattr(c_part, "releases_gil", False)),
+        ("forced", c_part, 1, True),
+    ]
+    for name, embedder, spawn_after, children in cases:
+        started.clear()
+        with SqliteCorpus(
+            tmp_path / name, embedder=embedder, batch_docs=100, spawn_after=spawn_after
+        ) as store:
+            report = store.upsert(docs)
+            assert report.added == 1300 and not report.failed, name
+            assert [h.chunk.doc_id for h in store.grep("Marker1299", k=3).hits] == ["d1299"]
+        assert bool(started) == children, (name, started)
+
+
 PARENT = textwrap.dedent(
     """
     import sys, time
