@@ -28,6 +28,7 @@
 #define MIX 0x2C1B3C6Du
 
 typedef struct {
+    PyObject *text; /* a reference held while the GIL is released */
     int kind;
     const void *data;
     Py_ssize_t length;
@@ -85,8 +86,8 @@ static PyObject *set_bits(PyObject *self, PyObject *args) {
         return NULL;
     }
     /* Everything is read and checked with the GIL held; the loop then reads only the
-       texts' buffers, which the list keeps alive and which never change (str is
-       immutable). */
+       texts' buffers, which never change (str is immutable) and which the references
+       taken here keep alive even if another thread empties the list meanwhile. */
     Text *all = PyMem_Malloc(sizeof(Text) * (n ? n : 1));
     if (all == NULL) {
         PyBuffer_Release(&view);
@@ -115,6 +116,8 @@ static PyObject *set_bits(PyObject *self, PyObject *args) {
         Py_ssize_t length = PyUnicode_GET_LENGTH(text);
         if (length < 3)
             continue;
+        Py_INCREF(text);
+        all[used].text = text;
         all[used].kind = PyUnicode_KIND(text);
         all[used].data = PyUnicode_DATA(text);
         all[used].length = length;
@@ -125,10 +128,14 @@ static PyObject *set_bits(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < used; i++)
         set_text((uint8_t *)view.buf, row_bytes, shift, &all[i]);
     Py_END_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < used; i++)
+        Py_DECREF(all[i].text);
     PyMem_Free(all);
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 fail:
+    for (Py_ssize_t i = 0; i < used; i++)
+        Py_DECREF(all[i].text);
     PyMem_Free(all);
     PyBuffer_Release(&view);
     return NULL;

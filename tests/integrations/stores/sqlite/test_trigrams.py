@@ -8,6 +8,7 @@ import json
 import os
 import random
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -323,8 +324,15 @@ def test_the_c_part_refuses_bad_arguments_and_leaves_the_block_as_it_was() -> No
     frozen.flags.writeable = False
     with pytest.raises((BufferError, ValueError)):
         signatures.set_bits(frozen, shift, [0], ["tower"])
-    # Every check runs before the first bit is set: a refused call changed nothing.
+    # Every check runs before the first bit is set: a refused call changed nothing, and
+    # let go of the texts it held (refused after the first, or run to the end).
     assert np.array_equal(block, before)
+    text = "".join(["mus", "eum tower"])  # a string of its own, not an interned one
+    held = sys.getrefcount(text)
+    with pytest.raises(ValueError, match="columns\\[1\\]"):
+        signatures.set_bits(block.copy(), shift, [0, BLOCK], [text, text])
+    signatures.set_bits(block.copy(), shift, [0, 1], [text, text])
+    assert sys.getrefcount(text) == held
     signatures.set_bits(block, shift, [4], ["river"])  # and the block still takes bits
     assert not np.array_equal(block, before)
 
