@@ -1,5 +1,5 @@
 """The static embedder's own speed: its C part (`_pieces.c`) against the Python path, in
-one process, alternating, cold (a fresh embedder, as an ingest's child has) and warm
+one process, alternating, cold (a fresh embedder, as an ingest starts with) and warm
 (every piece remembered, as a long-running service has).
 
     python benchmarks/embedder_speed.py [--rounds 3] [--synthetic 100000]
@@ -40,7 +40,6 @@ from sift.integrations.embedders import get_embedder
 
 console = Console(stderr=True)
 BATCH = 512
-JSQUAD = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "jsquad"
 
 
 def _texts(synthetic: int) -> dict[str, list[str]]:
@@ -48,7 +47,7 @@ def _texts(synthetic: int) -> dict[str, list[str]]:
         return f"{p.get('title', '')}\n{p['text']}"
 
     english = [text(p) for corpus in store_speed.REAL for p in store_speed.passages(corpus)]
-    with open(JSQUAD / "corpus.jsonl", encoding="utf-8") as lines:
+    with open(store_speed.DATA / "jsquad" / "corpus.jsonl", encoding="utf-8") as lines:
         japanese = [text(json.loads(line)) for line in lines]
     out = {"dev corpora (English)": english, "JSQuAD (Japanese)": japanese}
     if synthetic:

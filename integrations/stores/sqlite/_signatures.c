@@ -11,7 +11,7 @@
        h = c0 * K0 + c1 * K1 + c2 * K2;  h ^= h >> 15;  h *= MIX;  h >>= shift
 
    The bits are bit for bit those of the numpy path (tests/integrations/stores/sqlite/
-   test_trigram_signatures.py). Why C: in numpy the work is a dozen passes over arrays
+   test_trigrams.py). Why C: in numpy the work is a dozen passes over arrays
    as long as the texts (code points, hashes, owners, a scratch matrix, packing), a
    sixth of the ingest's writer thread (benchmarks/results/ingest_profile.md); here it
    is one pass, with the GIL released (the chunk-and-embed thread and the children's
@@ -20,7 +20,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <string.h>
 
 #define K0 0x9E3779B1u
 #define K1 0x85EBCA77u
