@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import re
+import shutil
+import subprocess
+import sysconfig
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -24,6 +29,44 @@ os.environ.setdefault("SIFT_SERVER_FREEZE_HEAP", "false")
 os.environ.setdefault("SIFT_SERVER_SEARCH_PROCESSES", "0")
 
 from sift.types import Document
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def colliding_build(tmp_path: Path) -> Callable[[str], ModuleType]:
+    """Builds one of sift's C parts (its source, from the repository root) with 4 hash bits
+    (SIFT_HASH_MASK, integrations/_native/table.h): nearly every key shares its hash with
+    others, so the code that tells them apart runs."""
+
+    def build(source: str) -> ModuleType:
+        compiler = shutil.which("gcc") or shutil.which("cc")
+        if compiler is None:
+            pytest.skip("no C compiler to build the colliding variant")
+        name = Path(source).stem
+        target = tmp_path / f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}"
+        include = sysconfig.get_paths()["include"]
+        flags = [
+            "-O2",
+            "-std=c11",
+            "-shared",
+            "-fPIC",
+            f"-I{include}",
+            f"-I{ROOT / 'integrations'}",
+        ]
+        subprocess.run(
+            [compiler, *flags, "-DSIFT_HASH_MASK=0xF", str(ROOT / source), "-o", str(target)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        spec = importlib.util.spec_from_file_location(name, target)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return build
 
 
 @pytest.fixture

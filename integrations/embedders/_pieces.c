@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_native/table.h"
+
 typedef struct {
     uint64_t hash; /* 0: an empty slot */
     uint32_t key;  /* offset into keys (code points) */
@@ -53,26 +55,8 @@ typedef struct {
 
 enum { POOLED = 0, WHOLE = 1, MISSING = 2 };
 
-/* FNV-1a over a piece's code points, fed one at a time (the split hashes as it goes). */
-#define HASH_START 1469598103934665603ULL
-
-static inline uint64_t
-hash_step(uint64_t h, Py_UCS4 c)
-{
-    return (h ^ (uint64_t)c) * 1099511628211ULL;
-}
-
-static inline uint64_t
-hash_end(uint64_t h)
-{
-    h ^= h >> 29; /* the low bits pick the slot: mix the high ones down */
-#ifdef SIFT_PIECES_HASH_MASK
-    /* Tests build the module with a few hash bits only, so that pieces collide. */
-    h &= SIFT_PIECES_HASH_MASK;
-#endif
-    return h ? h : 1;
-}
-
+/* FNV-1a over a piece's code points (table.h), fed one at a time: the split hashes as it
+ * goes. */
 static uint64_t
 hash_piece(const Py_UCS4 *key, size_t len)
 {
@@ -96,43 +80,6 @@ find(const PieceTable *self, const Py_UCS4 *key, size_t len, uint64_t h)
     }
 }
 
-static int
-grow(void **buffer, size_t *cap, size_t need, size_t item)
-{
-    if (need <= *cap)
-        return 0;
-    size_t cap2 = *cap ? *cap : 4096;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *moved = realloc(*buffer, cap2 * item);
-    if (moved == NULL)
-        return -1;
-    *buffer = moved;
-    *cap = cap2;
-    return 0;
-}
-
-static int
-rehash(PieceTable *self, size_t capacity)
-{
-    Slot *slots = calloc(capacity, sizeof(Slot));
-    if (slots == NULL)
-        return -1;
-    size_t mask = capacity - 1;
-    for (size_t i = 0; i < self->capacity; i++) {
-        Slot *slot = &self->slots[i];
-        if (slot->hash == 0)
-            continue;
-        size_t at = (size_t)slot->hash & mask;
-        while (slots[at].hash != 0)
-            at = (at + 1) & mask;
-        slots[at] = *slot;
-    }
-    free(self->slots);
-    self->slots = slots;
-    self->capacity = capacity;
-    return 0;
-}
 
 /* Copies a str's code points into `into` (room for its length). */
 static void
@@ -286,7 +233,8 @@ table_add(PieceTable *self, PyObject *args)
         uint64_t h = hash_piece(scratch, len);
         if (find(self, scratch, len, h) != NULL)
             continue;
-        if ((self->count + 1) * 2 > self->capacity && rehash(self, self->capacity * 2) < 0)
+        if ((self->count + 1) * 2 > self->capacity &&
+            rehash((void **)&self->slots, &self->capacity, self->capacity * 2, sizeof(Slot)) < 0)
             goto full;
         if (self->keys_len + len > UINT32_MAX || self->ids_len + count > UINT32_MAX ||
             grow((void **)&self->keys, &self->keys_cap, self->keys_len + len,

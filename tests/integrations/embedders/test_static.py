@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import random
 import shutil
 import socket
-import subprocess
-import sysconfig
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -353,32 +351,11 @@ def test_a_full_memory_and_pieces_too_long_to_remember_still_give_the_same_bits(
     assert native._native.get("x" * 60 + "0") is None
 
 
-def _build_colliding_module(folder: Path) -> ModuleType:
-    """_pieces.c built with 4 hash bits: nearly every piece shares its hash with others."""
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler to build the colliding variant")
-    target = folder / f"_pieces{sysconfig.get_config_var('EXT_SUFFIX')}"
-    include = sysconfig.get_paths()["include"]
-    flags = ["-O2", "-std=c11", "-shared", "-fPIC", f"-I{include}"]
-    subprocess.run(
-        [compiler, *flags, "-DSIFT_PIECES_HASH_MASK=0xF", str(SOURCE), "-o", str(target)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    spec = importlib.util.spec_from_file_location("_pieces", target)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @native_only
 def test_pieces_whose_hashes_collide_are_told_apart(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    colliding_build: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    colliding = _build_colliding_module(tmp_path)
+    colliding = colliding_build("integrations/embedders/_pieces.c")
     monkeypatch.setattr(_static, "_pieces", colliding)
     embedder = StaticEmbedder()
     assert type(embedder._native).__module__ == colliding.__name__
