@@ -5,8 +5,9 @@ as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sif
 (types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
 
-Two parts are C: the static embedder's piece table and pooling (`_pieces.c`) and the
-embedded store's grep signatures (`_signatures.c`). Both are optional: where they cannot be
+Three parts are C: the static embedder's piece table and pooling (`_pieces.c`), the
+embedded store's grep signatures (`_signatures.c`) and its BM25 terms of ASCII text from
+remembered stems (`_stems.c`). All are optional: where they cannot be
 compiled (no C compiler), the install goes on and the same computation runs in Python and
 numpy, slower, with the same results (`StaticEmbedder.native` says which the embedder
 uses). CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
@@ -31,6 +32,8 @@ for name, folder in ROOTS.items():
 pieces = Extension(
     "sift.integrations.embedders._pieces",
     sources=["integrations/embedders/_pieces.c"],
+    include_dirs=["integrations"],
+    depends=["integrations/_native/table.h"],
     # Plain float adds in the source order: the vectors must stay bit for bit those of
     # the Python path (no -ffast-math, no reassociation).
     extra_compile_args=["-O3", "-std=c11", "-fno-fast-math"],
@@ -44,4 +47,13 @@ signatures = Extension(
     optional=True,
 )
 
-setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures])
+stems = Extension(
+    "sift.integrations.stores.sqlite._stems",
+    sources=["integrations/stores/sqlite/_stems.c"],
+    include_dirs=["integrations"],
+    depends=["integrations/_native/table.h"],
+    extra_compile_args=["-O3", "-std=c11"],
+    optional=True,
+)
+
+setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures, stems])

@@ -110,7 +110,12 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["sift/integrations/embedders/_pieces", "sift/integrations/stores/sqlite/_signatures"]
+    "module",
+    [
+        "sift/integrations/embedders/_pieces",
+        "sift/integrations/stores/sqlite/_signatures",
+        "sift/integrations/stores/sqlite/_stems",
+    ],
 )
 def test_the_c_parts_are_compiled_into_the_wheel(wheel_names: list[str], module: str) -> None:
     # setup.py marks them optional (an install without a compiler goes on, in Python);
