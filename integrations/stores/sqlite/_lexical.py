@@ -4,6 +4,14 @@ tantivy commits atomically on its own; a sidecar file written after each commit 
 the change sequence the commit covers. A crash between the two leaves the sidecar behind,
 and replaying changes is idempotent (every replayed chunk is deleted by id before it is
 added again), so the index never loses or duplicates a chunk.
+
+Additions and deletions run on a thread of their own (`sift-lexical`), in the order they
+were asked for, at most `_QUEUED` batches behind the caller: the terms of a batch's
+chunks are worked out there (`TantivyAnalysis.fill`) while the store's writer goes on
+with the next batch; it was the writer thread's largest part after SQLite. `commit`
+waits for them first, and a failure there is raised by the next call that queues or
+commits; what was queued and not committed is, like any uncommitted addition, replayed
+from SQLite's change log on the next open.
 """
 
 from __future__ import annotations
@@ -11,8 +19,11 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Collection, Iterable
+from collections import deque
+from collections.abc import Callable, Collection, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import tantivy
 
@@ -25,9 +36,14 @@ __all__ = ["LexicalIndex"]
 
 # Bump when the tantivy schema or the way text is handed to it changes: forces a rebuild.
 # 1 was tantivy's en_stem analysis; 2 is sift.analysis (the analyzer's spec is recorded
-# beside the format, and a different one forces a rebuild too).
+# beside the format, and a different one forces a rebuild too). Handing tantivy the terms
+# joined by spaces (the C part) rather than the text did not bump it: the index holds the
+# same terms either way (tests/integrations/stores/sqlite/test_stems.py).
 _FORMAT = 2
 _FIELDS = ("title", "text")
+# Batches queued for the lexical thread at most: one being added, one waiting. More would
+# only hold more texts in memory; the writer cannot get further ahead than its own pace.
+_QUEUED = 2
 
 
 def _schema() -> tantivy.Schema:
@@ -62,6 +78,8 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._index: tantivy.Index | None = None
         self._pristine = False  # True while the index is a freshly made, untouched one
+        self._thread: ThreadPoolExecutor | None = None  # made on the first addition
+        self._queued: deque[Future[Any]] = deque()
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
         # An index made with another analysis (or by a sift before it recorded one) reads
         # as absent, so the store rebuilds it from SQLite.
@@ -86,6 +104,8 @@ class LexicalIndex:
                 "once (the index is rebuilt from SQLite)"
             )
         with contextlib.suppress(Exception):  # the index is deleted next: nothing to undo
+            self._settle()
+        with contextlib.suppress(Exception):
             self._close_writer()
         # Drop tantivy's handles on the old files first: its directory watcher may still
         # write there, which made a single rmtree leave the folder behind (seen on an
@@ -144,24 +164,52 @@ class LexicalIndex:
         self._w()
 
     def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
+        """Queues the chunks (cid, title, text) for the lexical thread."""
         self._pristine = False
-        writer = self._w()
-        add = self._analysis.add
-        for cid, title, text in rows:
+        self._queue(self._add, self._w(), list(rows))
+
+    def _add(self, writer: tantivy.IndexWriter, rows: list[tuple[int, str, str]]) -> None:
+        docs = []
+        for cid, _, _ in rows:
             doc = tantivy.Document()
             doc.add_unsigned("cid", cid)
-            add(doc, "title", title)
-            add(doc, "text", text)
+            docs.append(doc)
+        self._analysis.fill(docs, "title", [title for _, title, _ in rows])
+        self._analysis.fill(docs, "text", [text for _, _, text in rows])
+        for doc in docs:
             writer.add_document(doc)
 
     def delete(self, cids: Collection[int]) -> None:
+        """Queues the deletion of these chunks, after every addition queued before."""
         self._pristine = False
         if cids:
             query = tantivy.Query.term_set_query(self._schema, "cid", list(cids))
-            self._w().delete_documents_by_query(query)
+            self._queue(self._w().delete_documents_by_query, query)
+
+    def _queue(self, work: Callable[..., Any], *args: Any) -> None:
+        # A failure of earlier work is raised here, before more is queued behind it.
+        while self._queued and (len(self._queued) >= _QUEUED or self._queued[0].done()):
+            self._queued.popleft().result()
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="sift-lexical")
+        self._queued.append(self._thread.submit(work, *args))
+
+    def _settle(self) -> None:
+        """Waits for everything queued; raises the first failure, once every piece of
+        work has ended (none is left running behind the caller)."""
+        failure: BaseException | None = None
+        while self._queued:
+            try:
+                self._queued.popleft().result()
+            except BaseException as exc:  # re-raised below, once the queue is empty
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def commit(self, seq: int) -> None:
-        """Publishes pending changes, then records that the index covers `seq`."""
+        """Publishes pending changes (once the queued ones are done), then records that
+        the index covers `seq`."""
+        self._settle()
         self._w().commit()
         self._live().reload()
         write_seq(self._sidecar, _FORMAT, seq, self._recorded)
@@ -203,4 +251,12 @@ class LexicalIndex:
 
     def close(self) -> None:
         # Uncommitted additions are dropped on purpose: SQLite's change log replays them.
-        self._close_writer()
+        # So are queued ones, once they end, and their failures with them.
+        with contextlib.suppress(Exception):
+            self._settle()
+        try:
+            self._close_writer()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=True)
+                self._thread = None
