@@ -24,7 +24,7 @@ Where the package's C part is built (`_stems.c`), tantivy analyses nothing: ever
 reaches it as its terms joined by spaces, under a whitespace tokenizer. An ASCII text's
 terms come from a table of remembered stems (each distinct word stemmed once, by the
 analyzer), with the GIL released; tantivy's own analyzer stemmed every word of every
-chunk again, half of its indexing CPU (benchmarks/results/store_speed.md). Other text
+chunk again, half of its indexing CPU (benchmarks/results/ingest_ab.md). Other text
 gets the terms above (tantivy's analyzer on the safe part, Python on the rest). The
 terms are the same either way, so an index written one way is read and extended the
 other.

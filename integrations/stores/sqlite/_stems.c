@@ -2,8 +2,9 @@
  * look each word's stem up in a table of remembered stems, with the GIL released.
  *
  * Why: tantivy's own analyzer stems every word of every chunk again (its Snowball
- * stemmer allocates per word), about half of tantivy's indexing CPU, 50 of 100 us a
- * passage (benchmarks/results/store_speed.md). A corpus has a few hundred thousand
+ * stemmer allocates per word), about half of tantivy's indexing CPU: its thread went
+ * from 49-75 to 19-35 us a passage without it (benchmarks/results/ingest_ab.md, with
+ * 20-59 us on the lexical thread that does this). A corpus has a few hundred thousand
  * distinct words at most, so each is stemmed once (by the analyzer, in Python) and
  * remembered; tantivy is then handed the terms joined by spaces, under a whitespace
  * tokenizer.
@@ -12,7 +13,10 @@
  * [A-Za-z0-9] (the analyzer's [a-z0-9]+ over the lower-cased text), lower-cased, those
  * longer than `max_word_chars` dropped, each replaced by its remembered stem. A text
  * holding a word not remembered comes back as None, with the word among the missing
- * ones; the caller stems those and adds them.
+ * ones; the caller stems those and adds them. A text past ASCII (normalised by the
+ * caller as the analyzer normalises) is cut at white space: its ASCII pieces are done
+ * the same way, and the pieces holding a character past ASCII are handed back for the
+ * caller to analyse (no term crosses white space).
  *
  * The hash and the table's growth are shared with _pieces.c (integrations/_native/table.h).
  *
@@ -532,7 +536,7 @@ static PyTypeObject StemTableType = {
     .tp_basicsize = sizeof(StemTable),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "StemTable(max_word_chars, max_entries): remembered stems of ASCII words, and "
-              "the terms of ASCII texts made of them.",
+              "the terms of texts' ASCII words from them.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)stems_init,
     .tp_dealloc = (destructor)stems_dealloc,
