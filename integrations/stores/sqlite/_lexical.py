@@ -9,9 +9,10 @@ Additions and deletions run on a thread of their own (`sift-lexical`), in the or
 were asked for, at most `_QUEUED` batches behind the caller: the terms of a batch's
 chunks are worked out there (`TantivyAnalysis.fill`) while the store's writer goes on
 with the next batch; it was the writer thread's largest part after SQLite. `commit`
-waits for them first, and a failure there is raised by the next call that queues or
-commits; what was queued and not committed is, like any uncommitted addition, replayed
-from SQLite's change log on the next open.
+waits for them first. A failure there is raised by the next call that queues or commits,
+and from then on the index refuses to write or commit (its sidecar must never claim a
+sequence whose chunks it lost): the store is reopened, and what was not committed is,
+like any uncommitted addition, replayed from SQLite's change log.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ class LexicalIndex:
         self._pristine = False  # True while the index is a freshly made, untouched one
         self._thread: ThreadPoolExecutor | None = None  # made on the first addition
         self._queued: deque[Future[Any]] = deque()
+        # What failed on the lexical thread, as text: an exception would keep its frames,
+        # and with them tantivy's writer and its lock, alive.
+        self._failure: str | None = None
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
         # An index made with another analysis (or by a sift before it recorded one) reads
         # as absent, so the store rebuilds it from SQLite.
@@ -111,6 +115,7 @@ class LexicalIndex:
         # write there, which made a single rmtree leave the folder behind (seen on an
         # idle machine, where that thread wins the race).
         self._index = None
+        self._failure = None  # the index is rebuilt whole from here
         self._sidecar.unlink(missing_ok=True)
         for attempt in range(5):
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -160,15 +165,19 @@ class LexicalIndex:
 
     def lock(self) -> None:
         """Takes tantivy's writer lock now, so a second writing process is refused before
-        anything is written rather than after."""
+        anything is written rather than after; so is any write after a failure here."""
+        self._check_failure()
         self._w()
 
     def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
         """Queues the chunks (cid, title, text) for the lexical thread."""
         self._pristine = False
-        self._queue(self._add, self._w(), list(rows))
+        self._w()
+        self._queue(self._add, list(rows))
 
-    def _add(self, writer: tantivy.IndexWriter, rows: list[tuple[int, str, str]]) -> None:
+    # The lexical thread's work reaches the writer through self, never holds it in a
+    # frame: a failure's traceback must not keep the writer (and its lock) alive.
+    def _add(self, rows: list[tuple[int, str, str]]) -> None:
         docs = []
         for cid, _, _ in rows:
             doc = tantivy.Document()
@@ -177,22 +186,41 @@ class LexicalIndex:
         self._analysis.fill(docs, "title", [title for _, title, _ in rows])
         self._analysis.fill(docs, "text", [text for _, _, text in rows])
         for doc in docs:
-            writer.add_document(doc)
+            self._w().add_document(doc)
 
     def delete(self, cids: Collection[int]) -> None:
         """Queues the deletion of these chunks, after every addition queued before."""
         self._pristine = False
         if cids:
             query = tantivy.Query.term_set_query(self._schema, "cid", list(cids))
-            self._queue(self._w().delete_documents_by_query, query)
+            self._w()
+            self._queue(self._delete, query)
+
+    def _delete(self, query: tantivy.Query) -> None:
+        self._w().delete_documents_by_query(query)
 
     def _queue(self, work: Callable[..., Any], *args: Any) -> None:
-        # A failure of earlier work is raised here, before more is queued behind it.
+        self._check_failure()
         while self._queued and (len(self._queued) >= _QUEUED or self._queued[0].done()):
-            self._queued.popleft().result()
+            self._wait_first()  # a failure is raised here, before more is queued behind it
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="sift-lexical")
         self._queued.append(self._thread.submit(work, *args))
+
+    def _wait_first(self) -> None:
+        try:
+            self._queued.popleft().result()
+        except BaseException as exc:
+            self._failure = self._failure or repr(exc)
+            raise
+
+    def _check_failure(self) -> None:
+        if self._failure is not None:
+            raise CorpusError(
+                f"the BM25 index at {self._dir} failed to add chunks earlier "
+                f"({self._failure}); close the store and open it again: it replays from "
+                "SQLite what the index had not committed"
+            )
 
     def _settle(self) -> None:
         """Waits for everything queued; raises the first failure, once every piece of
@@ -200,7 +228,7 @@ class LexicalIndex:
         failure: BaseException | None = None
         while self._queued:
             try:
-                self._queued.popleft().result()
+                self._wait_first()
             except BaseException as exc:  # re-raised below, once the queue is empty
                 failure = failure or exc
         if failure is not None:
@@ -210,6 +238,7 @@ class LexicalIndex:
         """Publishes pending changes (once the queued ones are done), then records that
         the index covers `seq`."""
         self._settle()
+        self._check_failure()
         self._w().commit()
         self._live().reload()
         write_seq(self._sidecar, _FORMAT, seq, self._recorded)

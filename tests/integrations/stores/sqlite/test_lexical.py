@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sift.errors import CorpusError
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._analysis import TantivyAnalysis
 from sift.types import Document
@@ -42,6 +43,13 @@ def test_a_failure_on_the_lexical_thread_is_raised_and_the_index_replayed(
     with pytest.raises(RuntimeError, match="tantivy refused the batch"):
         store.upsert(batch)
     assert threads and all(name.startswith("sift-lexical") for name in threads)
+    # From then on the index refuses to write or commit (its sidecar must not claim the
+    # lost chunks), saying what to do; searches still see what it had committed.
+    with pytest.raises(CorpusError, match="close the store and open it again"):
+        store.upsert(docs(3, start=200))
+    with pytest.raises(CorpusError, match="failed to add chunks earlier"):
+        store.delete(["d1"])
+    store.search("Uniqued1word", k=1, mode="bm25")
     store.close()
     monkeypatch.undo()
     # Every batch SQLite committed is there, and the BM25 index, replayed from the change
@@ -49,6 +57,9 @@ def test_a_failure_on_the_lexical_thread_is_raised_and_the_index_replayed(
     with SqliteCorpus(path) as again:
         stored = again.stats().documents
         assert stored >= 41
+        # The refused calls wrote nothing: the refusal came before SQLite.
+        ids = {info.doc_id for info in again.documents()}
+        assert "d200" not in ids and "d1" in ids
         assert again.stats().extra["lexical_chunks"] == again.stats().chunks
         assert again.search("poison", k=1, mode="bm25")[0].chunk.doc_id == "bad"
         assert again.search("Uniqued3word", k=1, mode="bm25")[0].chunk.doc_id == "d3"
