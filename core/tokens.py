@@ -47,6 +47,7 @@ _PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
 # (The same trick on other text is slower than the loop: Unicode classes cost more per
 # match than per piece.)
 _ASCII_TOKENS = re.compile(r"[A-Za-z]{1,4}|[0-9]{1,3}|\n+|[^\w\s]|_")
+_NEWLINES = re.compile(r"\n+")
 
 
 @cache
@@ -124,18 +125,33 @@ def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
 def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
     """`estimate_tokens` of each text, the same numbers, with the ASCII texts counted
     together in one pass of numpy (3-4x faster than the regex per text; the estimate was
-    a fifth of an ingest's chunk-and-embed CPU)."""
+    a fifth of an ingest's chunk-and-embed CPU).
+
+    A text past ASCII that is not charged as CJK (English with a dash or an accent, a
+    third of HotpotQA's passages) is cut at white space: its ASCII pieces join the numpy
+    pass, the others go through the regex, and each run of newlines is one token. The
+    pieces' pattern never matches white space but newlines, so the counts add up. (The
+    regex's Unicode classes cost about 85 ns a character: 60-75 us for such a passage
+    alone, against about 20 this way.)"""
     out = [0] * len(texts)
     ascii_rows: list[int] = []
+    ascii_parts: list[str] = []
     for row, text in enumerate(texts):
         if text.isascii():
             ascii_rows.append(row)
-        else:
+            ascii_parts.append(text)
+        elif charged_as_cjk(text):
             out[row] = estimate_tokens(text)
+        else:
+            pieces = text.split()
+            ascii_rows.append(row)
+            ascii_parts.append(" ".join([piece for piece in pieces if piece.isascii()]))
+            others = " ".join([piece for piece in pieces if not piece.isascii()])
+            out[row] = _plain_tokens(others) + len(_NEWLINES.findall(text))
     if ascii_rows:
-        counts = _ascii_tokens_many([texts[row] for row in ascii_rows])
+        counts = _ascii_tokens_many(ascii_parts)
         for row, count in zip(ascii_rows, counts, strict=True):
-            out[row] = count
+            out[row] += count
     return out
 
 

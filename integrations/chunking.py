@@ -96,14 +96,16 @@ def chunk_spans_many(texts: Sequence[str], max_tokens: int = 512) -> list[list[S
     each (most passages) has their estimates counted together (`estimate_tokens_many`)."""
     _check_max_tokens(max_tokens)
     out: list[list[Span] | None] = [None] * len(texts)
-    # ASCII texts, trimmed: never charged as CJK, so estimated whole as chunk_spans does.
+    # Every text, trimmed, estimated whole as chunk_spans does: a text charged as CJK
+    # gets the same number with cjk_context or without (it holds the CJK itself), and
+    # trimming white space changes neither that nor the count.
     rows: list[int] = []
     wholes: list[tuple[int, int]] = []
     trimmed: list[str] = []
     for row, text in enumerate(texts):
-        whole = _trim(text, 0, len(text)) if text.isascii() else None
+        whole = _trim(text, 0, len(text))
         if whole is None:
-            out[row] = chunk_spans(text, max_tokens)
+            out[row] = []
         else:
             rows.append(row)
             wholes.append(whole)

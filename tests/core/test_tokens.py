@@ -111,6 +111,45 @@ def test_many_texts_at_once_are_estimated_as_one_by_one() -> None:
     assert estimate_tokens_many(["", ""]) == [0, 0]
 
 
+def test_texts_past_ascii_at_once_are_estimated_as_one_by_one() -> None:
+    # A text past ASCII and not charged as CJK is cut at white space in the batch (its
+    # ASCII pieces counted with the ASCII texts): random runs of every kind of character
+    # the pattern tells apart (accented and other letters, Unicode digits, marks,
+    # symbols, underscores, every kind of white space, newlines in runs and apart), with
+    # a little CJK now and then so that both sides of charged_as_cjk come up.
+    rng = random.Random(11)
+    alphabet = [chr(i) for i in range(128)]
+    alphabet += list("éüßçøÆŁžİıΣσςДжЖअ्कि٣٤۵১²½Ⅻ℃€—–“”…·\u0301\u0308\u00a0\u2003\u3000\u200b")
+    alphabet += ["\x1c", "\x1f", "\x85", "\u2028", "\n\n", "\n \n", "\r\n", "\t", "_", "__é"]
+    alphabet += ["word", "Zürich", "naïve", "12345", "١٢٣", "東京", "カタカナ", "x東"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 90))) for _ in range(3000)]
+    texts += _sample_texts_past_ascii()
+    texts += ["é", " é ", "\né\n", "é\n\n\né", "é" * 9, "a\u00a0b é", "Ünïcödé wörds, 2024 — ½"]
+    rng.shuffle(texts)
+    want = [estimate_tokens(t) for t in texts]
+    assert estimate_tokens_many(texts) == want
+    assert any(not t.isascii() and not charged_as_cjk(t) for t in texts)
+    assert any(charged_as_cjk(t) for t in texts)
+    for size in (1, 3, 512):
+        assert estimate_tokens_many(texts[:size]) == want[:size]
+
+
+def _sample_texts_past_ascii() -> list[str]:
+    """400 passages past ASCII from each of two English dev corpora (dashes, accents,
+    names in other scripts)."""
+    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+    out: list[str] = []
+    for name in ("hotpotqa", "2wikimultihopqa"):
+        taken = 0
+        with (path / name / "corpus.jsonl").open(encoding="utf-8") as handle:
+            for line in handle:
+                text = json.loads(line)["text"]
+                if not text.isascii() and taken < 400:
+                    out.append(text)
+                    taken += 1
+    return out
+
+
 def test_rare_kanji_cost_more_than_common_ones() -> None:
     common = estimate_tokens("日本人")
     rare = estimate_tokens("鱚鰤鰯")
