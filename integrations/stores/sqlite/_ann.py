@@ -19,15 +19,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from usearch.index import Index
 
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
+from sift.integrations.stores.sqlite._worker import OrderedWorker
 
 __all__ = ["AnnVectors"]
 
@@ -64,8 +63,7 @@ class AnnVectors:
         self._expansion = (expansion_add, expansion_search)
         self.seq = -1  # -1: nothing usable on disk; the store rebuilds it
         self.unsaved = 0
-        self._worker: ThreadPoolExecutor | None = None
-        self._pending: deque[Future[None]] = deque()
+        self._worker = OrderedWorker("sift-hnsw", _MAX_PENDING)
         self._index = self._new()
         seq = read_seq(self._sidecar, _FORMAT)
         if seq is not None and path.exists():
@@ -138,25 +136,15 @@ class AnnVectors:
             self._queue(self._remove_now, list(ids))
 
     def _queue(self, job: Callable[..., None], *args: object) -> None:
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(1, thread_name_prefix="sift-hnsw")
-        self._pending.append(self._worker.submit(job, *args))
-        while len(self._pending) > _MAX_PENDING:
-            self._pending.popleft().result()
+        self._worker.submit(job, *args)
 
     def wait(self) -> None:
         """Returns once every queued addition and removal is in the graph; raises the
         first that failed."""
-        while self._pending:
-            self._pending.popleft().result()
+        self._worker.wait()
 
     def close(self) -> None:
-        try:
-            self.wait()
-        finally:
-            if self._worker is not None:
-                self._worker.shutdown(wait=True)
-                self._worker = None
+        self._worker.close()
 
     def _add_now(self, ids: np.ndarray, vectors: np.ndarray, threads: int) -> None:
         with self._lock:

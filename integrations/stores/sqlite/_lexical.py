@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from sift.analysis import Analyzer
 from sift.errors import CorpusError
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
+from sift.integrations.stores.sqlite._worker import OrderedWorker
 
 __all__ = ["LexicalIndex"]
 
@@ -79,8 +78,7 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._index: tantivy.Index | None = None
         self._pristine = False  # True while the index is a freshly made, untouched one
-        self._thread: ThreadPoolExecutor | None = None  # made on the first addition
-        self._queued: deque[Future[Any]] = deque()
+        self._worker = OrderedWorker("sift-lexical", _QUEUED)
         # What failed on the lexical thread, as text: an exception would keep its frames,
         # and with them tantivy's writer and its lock, alive.
         self._failure: str | None = None
@@ -201,17 +199,10 @@ class LexicalIndex:
 
     def _queue(self, work: Callable[..., Any], *args: Any) -> None:
         self._check_failure()
-        while self._queued and (len(self._queued) >= _QUEUED or self._queued[0].done()):
-            self._wait_first()  # a failure is raised here, before more is queued behind it
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="sift-lexical")
-        self._queued.append(self._thread.submit(work, *args))
-
-    def _wait_first(self) -> None:
         try:
-            self._queued.popleft().result()
+            self._worker.submit(work, *args)
         except BaseException as exc:
-            self._failure = self._failure or repr(exc)
+            self._failure = repr(exc)
             raise
 
     def _check_failure(self) -> None:
@@ -225,14 +216,11 @@ class LexicalIndex:
     def _settle(self) -> None:
         """Waits for everything queued; raises the first failure, once every piece of
         work has ended (none is left running behind the caller)."""
-        failure: BaseException | None = None
-        while self._queued:
-            try:
-                self._wait_first()
-            except BaseException as exc:  # re-raised below, once the queue is empty
-                failure = failure or exc
-        if failure is not None:
-            raise failure
+        try:
+            self._worker.wait()
+        except BaseException as exc:
+            self._failure = self._failure or repr(exc)
+            raise
 
     def commit(self, seq: int) -> None:
         """Publishes pending changes (once the queued ones are done), then records that
@@ -286,6 +274,4 @@ class LexicalIndex:
         try:
             self._close_writer()
         finally:
-            if self._thread is not None:
-                self._thread.shutdown(wait=True)
-                self._thread = None
+            self._worker.close()  # nothing is queued any more: it only ends the thread
