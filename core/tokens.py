@@ -141,7 +141,8 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
             ascii_rows.append(row)
             ascii_parts.append(text)
         elif charged_as_cjk(text):
-            out[row] = estimate_tokens(text)
+            # cjk_context: the same number for a text charged as CJK, without checking again.
+            out[row] = estimate_tokens(text, cjk_context=True)
         else:
             pieces = text.split()
             ascii_rows.append(row)
