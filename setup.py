@@ -5,9 +5,10 @@ as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sif
 (types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
 
-Three parts are C: the static embedder's piece table and pooling (`_pieces.c`), the
-embedded store's grep signatures (`_signatures.c`) and its BM25 terms of ASCII text from
-remembered stems (`_stems.c`). All are optional: where they cannot be
+Four parts are C: the static embedder's piece table and pooling (`_pieces.c`), the
+embedded store's grep signatures (`_signatures.c`), its BM25 terms of ASCII text from
+remembered stems (`_stems.c`), and the token estimate of text charged by the plain rules
+(`core/_estimate.c`, which chunking runs on every document). All are optional: where they cannot be
 compiled (no C compiler), the install goes on and the same computation runs in Python and
 numpy, slower, with the same results (`StaticEmbedder.native` says which the embedder
 uses). CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
@@ -56,4 +57,11 @@ stems = Extension(
     optional=True,
 )
 
-setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures, stems])
+estimate = Extension(
+    "sift._estimate",
+    sources=["core/_estimate.c"],
+    extra_compile_args=["-O3", "-std=c11"],
+    optional=True,
+)
+
+setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures, stems, estimate])

@@ -115,6 +115,7 @@ def test_data_files_ship(wheel_names: list[str]) -> None:
         "sift/integrations/embedders/_pieces",
         "sift/integrations/stores/sqlite/_signatures",
         "sift/integrations/stores/sqlite/_stems",
+        "sift/_estimate",
     ],
 )
 def test_the_c_parts_are_compiled_into_the_wheel(wheel_names: list[str], module: str) -> None:
