@@ -155,8 +155,8 @@ static PyObject *plain(PyObject *self, PyObject *args) {
     }
     memcpy(ranges, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
-    for (Py_ssize_t p = 1; p < pairs; p++) {
-        if (ranges[2 * p] <= ranges[2 * p - 1] || ranges[2 * p] > ranges[2 * p + 1]) {
+    for (Py_ssize_t p = 0; p < pairs; p++) {
+        if ((p > 0 && ranges[2 * p] <= ranges[2 * p - 1]) || ranges[2 * p] > ranges[2 * p + 1]) {
             PyErr_SetString(PyExc_ValueError, "cjk_ranges must be sorted and disjoint");
             PyMem_Free(ranges);
             PyMem_Free(all);

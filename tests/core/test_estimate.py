@@ -81,6 +81,8 @@ def test_the_c_part_refuses_what_is_not_a_list_of_texts() -> None:
         tokens._estimate.plain(["a"], ranges[:-1], 16)
     with pytest.raises(ValueError, match="sorted and disjoint"):
         tokens._estimate.plain(["a"], ranges[8:16] + ranges[:8], 16)
+    with pytest.raises(ValueError, match="sorted and disjoint"):
+        tokens._estimate.plain(["a"], ranges[4:8] + ranges[:4], 16)  # first > last
     assert tokens._estimate.plain([], ranges, 16) == []
 
 
