@@ -7,11 +7,11 @@ pyproject.toml cannot list sub-packages of a remapped folder, so they are found 
 
 Four parts are C: the static embedder's piece table and pooling (`_pieces.c`), the
 embedded store's grep signatures (`_signatures.c`), its BM25 terms of ASCII text from
-remembered stems (`_stems.c`), and the token estimate by the plain rules
-(`core/_estimate.c`, run on every document chunked). All are optional: where they cannot
-be compiled (no C compiler), the install goes on and the same computation runs in Python
-and numpy, slower, with the same results (`StaticEmbedder.native` says which the embedder
-uses). CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
+remembered stems (`_stems.c`), and the token estimate (`core/_estimate.c`, run on
+every document chunked). All are optional: where they cannot be compiled (no C
+compiler), the install goes on and the same computation runs in Python and numpy,
+slower, with the same results (`StaticEmbedder.native` says which the embedder uses).
+CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
 """
 
 from __future__ import annotations

@@ -1,2 +1,5 @@
-# The C part of the plain token estimate (_estimate.c).
+# The C part of the token estimate (_estimate.c).
 def plain(texts: list[str], cjk_ranges: bytes, latin_per_cjk: int, /) -> list[int]: ...
+def estimate(
+    texts: list[str], cjk_ranges: bytes, cjk_costs: bytes, latin_per_cjk: int, cjk_context: bool, /
+) -> list[int]: ...

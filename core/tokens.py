@@ -18,9 +18,9 @@ English, and English quoting a Chinese name) is estimated exactly as before; in 
 Latin words and numbers are charged more (names, acronyms and figures there cost more
 than English prose).
 
-Text charged by the plain rules is counted in C when the package was built with its C
-part (`_estimate.c`: one pass a text, the GIL released), the same numbers as the regexes
-here, which count it otherwise.
+The estimate runs in C when the package was built with its C part (`_estimate.c`: one
+pass a text, the GIL released), the same numbers as the regexes here, which count
+otherwise.
 """
 
 from __future__ import annotations
@@ -70,18 +70,35 @@ def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 @cache
-def _cjk_ranges() -> bytes:
-    """The CJK character class of `_cjk_patterns` as the C part takes it: (first, last)
-    pairs of native uint32 code points."""
+def _cjk_table() -> tuple[bytes, bytes]:
+    """The CJK characters as the C part takes them: the character class of
+    `_cjk_patterns` as (first, last) pairs of native uint32 code points, and one byte per
+    code point of each range in turn, the tokens it costs (1 to 3; `_costs`)."""
     from array import array
 
-    pairs = [(first, last) for first, last, _ in COSTS] + [(0x20000, 0x3134F)]
-    return array("I", [code for pair in sorted(pairs) for code in pair]).tobytes()
+    ranges: list[int] = []
+    costs = bytearray()
+    for first, last, blob in COSTS:
+        table = zlib.decompress(base64.b64decode(blob))
+        if len(table) != last - first + 1:
+            raise RuntimeError(f"_token_costs: U+{first:04X}-U+{last:04X} is not a cost each")
+        ranges += [first, last]
+        costs += bytes(min(max(cost, 1), 3) for cost in table)  # as _costs maps them
+    # Past the table (CJK extension B and later): 2, and two more for four UTF-8 bytes.
+    ranges += [0x20000, 0x3134F]
+    costs += b"\x02" * (0x3134F - 0x20000 + 1)
+    return array("I", ranges).tobytes(), bytes(costs)
 
 
 def _native_plain(texts: list[str]) -> list[int]:
     """Each text's `_plain_tokens`, or -1 for one charged as CJK (the C part)."""
-    return _estimate.plain(texts, _cjk_ranges(), LATIN_PER_CJK)
+    return _estimate.plain(texts, _cjk_table()[0], LATIN_PER_CJK)
+
+
+def _native_estimate(texts: list[str], *, cjk_context: bool = False) -> list[int]:
+    """Each text's `estimate_tokens` (the C part)."""
+    ranges, costs = _cjk_table()
+    return _estimate.estimate(texts, ranges, costs, LATIN_PER_CJK, cjk_context)
 
 
 @cache
@@ -128,13 +145,10 @@ def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
     a letter of a three-byte script (Greek extended, Bengali, ...) two."""
     if not text:
         return 0
-    if not cjk_context:
-        if _estimate is not None:
-            plain = _native_plain([text])[0]
-            if plain >= 0:
-                return plain
-        elif not charged_as_cjk(text):
-            return _plain_tokens(text)
+    if _estimate is not None:
+        return _native_estimate([text], cjk_context=cjk_context)[0]
+    if not cjk_context and not charged_as_cjk(text):
+        return _plain_tokens(text)
     one_cjk, cjk_pieces = _cjk_patterns()
     total = 0
     for piece in cjk_pieces.findall(text):
@@ -165,15 +179,10 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
     regex's Unicode classes cost about 85 ns a character: 60-75 us for such a passage
     alone, against about 20 this way.)
 
-    With the C part (`_estimate.c`) every text not charged as CJK is counted there, in
-    one pass with the GIL released."""
+    With the C part (`_estimate.c`) every text is counted there, in one pass with the
+    GIL released."""
     if _estimate is not None:
-        out = _native_plain(list(texts))
-        for row, count in enumerate(out):
-            if count < 0:
-                # cjk_context: the same number for a text charged as CJK, without checking again.
-                out[row] = estimate_tokens(texts[row], cjk_context=True)
-        return out
+        return _native_estimate(list(texts))
     out = [0] * len(texts)
     ascii_rows: list[int] = []
     ascii_parts: list[str] = []
