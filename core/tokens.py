@@ -44,7 +44,10 @@ except ImportError:  # built without its C part: the same numbers, from the rege
 
 __all__ = ["charged_as_cjk", "estimate_tokens", "estimate_tokens_many"]
 
-_CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS) + "\U00020000-\U0003134f"
+# CJK past the cost table (extension B and later): charged 2, and 2 more for 4 UTF-8 bytes.
+_PAST_TABLE = (0x20000, 0x3134F)
+_CJK = "".join(f"{chr(first)}-{chr(last)}" for first, last, _ in COSTS)
+_CJK += f"{chr(_PAST_TABLE[0])}-{chr(_PAST_TABLE[1])}"
 # See charged_as_cjk: above this many Latin letters per CJK character, English rules.
 LATIN_PER_CJK = 16
 _LATIN = re.compile("[A-Za-z]")
@@ -84,9 +87,8 @@ def _cjk_table() -> tuple[bytes, bytes]:
             raise RuntimeError(f"_token_costs: U+{first:04X}-U+{last:04X} is not a cost each")
         ranges += [first, last]
         costs += bytes(min(max(cost, 1), 3) for cost in table)  # as _costs maps them
-    # Past the table (CJK extension B and later): 2, and two more for four UTF-8 bytes.
-    ranges += [0x20000, 0x3134F]
-    costs += b"\x02" * (0x3134F - 0x20000 + 1)
+    ranges += _PAST_TABLE
+    costs += b"\x02" * (_PAST_TABLE[1] - _PAST_TABLE[0] + 1)
     return array("I", ranges).tobytes(), bytes(costs)
 
 
