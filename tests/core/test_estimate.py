@@ -179,7 +179,7 @@ def test_the_c_part_estimates_mixed_and_japanese_text_as_the_regexes_do() -> Non
 
 
 def _jsquad_texts() -> list[str]:
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks" / "jsquad"
+    path = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "jsquad"
     with (path / "corpus.jsonl").open(encoding="utf-8") as handle:
         return [json.loads(line)["text"] for line in handle][:800]
 

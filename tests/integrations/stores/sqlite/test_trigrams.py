@@ -19,7 +19,8 @@ from sift.integrations.stores.sqlite import SqliteCorpus, _trigrams
 from sift.integrations.stores.sqlite._trigrams import BITS, BLOCK, TrigramIndex, trigram_bits
 from sift.types import Document
 
-BENCHMARKS = Path(__file__).resolve().parents[4] / ".." / "shared" / "benchmarks"
+# Samples of the dev sets (tests/data/benchmarks/README.md).
+SAMPLES = Path(__file__).resolve().parents[3] / "data" / "benchmarks"
 WORDS = [
     *["river", "bank", "tower", "museum", "Kelvin", "STRASSE", "straße", "Σίσυφος", "ΟΔΟΣ"],
     *["東京", "大阪", "京都", "の", "は", "年", "月", "日", "カタカナ", "𠮷野家"],
@@ -287,8 +288,8 @@ def test_the_c_part_sets_the_same_bits_as_numpy() -> None:
 
 @native_only
 def test_the_c_part_reads_real_passages_as_numpy_does() -> None:
-    corpus = BENCHMARKS / "jsquad" / "corpus.jsonl"
-    english = BENCHMARKS / "hotpotqa" / "corpus.jsonl"
+    corpus = SAMPLES / "jsquad" / "corpus.jsonl"
+    english = SAMPLES / "hotpotqa" / "corpus.jsonl"
     texts = []
     for path in (corpus, english):
         with open(path, encoding="utf-8") as lines:
