@@ -253,6 +253,39 @@ def test_no_cycle_among_the_integrations() -> None:
     )
 
 
+def _names_used_from(root: Path, package: str, outside: tuple[Path, ...]) -> set[str]:
+    """The names of `package` that files not under `outside` import (`from package import
+    name`) or read (`from sift import nodes`, then `nodes.name`)."""
+    parent, _, leaf = package.rpartition(".")
+    used: set[str] = set()
+    for path in source_files(root):
+        if any(_inside(path, folder) for folder in outside):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == package:
+                used.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module == parent:
+                aliases |= {a.asname or a.name for a in node.names if a.name == leaf}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                used.add(node.attr)
+    return used
+
+
+def test_sift_nodes_exports_what_other_packages_use() -> None:
+    import sift.nodes
+
+    # The package's own tests may import its private modules instead.
+    used = _names_used_from(ROOT, "sift.nodes", (ROOT / "nodes", ROOT / "tests" / "nodes"))
+    assert set(sift.nodes.__all__) == used
+
+
 def test_no_bare_folder_is_imported() -> None:
     found = bare_imports(tree_imports())
     assert not found, _report(found, "import sift.nodes, never the bare folder `nodes`")
