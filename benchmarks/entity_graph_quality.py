@@ -21,6 +21,12 @@ the tuning part can be checked on questions it never saw. Scores are per documen
 Gold labels are read only by the scorer.
 
     python benchmarks/entity_graph_quality.py [--datasets ...] [--limit N] [--part tune|held|all]
+    python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3]
+
+`--ingest-cost` times, in alternating rounds, a fresh ingest of each corpus into a new
+SqliteCorpus (the default static embedder) and the entity extraction plus graph build
+of the same passages: what an entity-graph index would add to an ingest done on the
+same thread.
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -233,14 +239,59 @@ HEADER = (
 def table(name: str, out: dict[str, dict[str, Scores]]) -> list[str]:
     lines = []
     m = statistics.fmean
+    both: dict[str, Scores] = {}
     for part in ("tune", "held"):
         for system, s in out.get(part, {}).items():
+            joined = both.setdefault(system, Scores())
+            for mine, theirs in zip(vars(joined).values(), vars(s).values(), strict=True):
+                mine += theirs
+    for part, systems in (
+        ("tune", out.get("tune", {})),
+        ("held", out.get("held", {})),
+        ("all", both),
+    ):
+        for system, s in systems.items():
             if not s.all_gold:
                 continue
             lines.append(
                 f"| {name} | {part} | {len(s.all_gold)} | {system} | {m(s.all_gold):.3f} | "
                 f"{m(s.recall5):.3f} | {m(s.recall10):.3f} | {pct(s.ms, 50):.1f} |"
             )
+    return lines
+
+
+def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
+    import tempfile
+
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    lines = [
+        "| dataset | passages | ingest s (median) | extraction + graph s (median) | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for name in datasets:
+        rows, _ = load(name)
+        ingest: list[float] = []
+        extract: list[float] = []
+        for round_ in range(rounds):
+            order = ("ingest", "extract") if round_ % 2 == 0 else ("extract", "ingest")
+            for what in order:
+                t = time.perf_counter()
+                if what == "ingest":
+                    with tempfile.TemporaryDirectory() as tmp:
+                        store = SqliteCorpus(Path(tmp) / "s", embedder=embedder_name())
+                        store.upsert(
+                            Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows
+                        )
+                        store.close()
+                    ingest.append(time.perf_counter() - t)
+                else:
+                    build_graph((r["id"] + "_0", r["title"], r["text"]) for r in rows)
+                    extract.append(time.perf_counter() - t)
+        a, b = statistics.median(ingest), statistics.median(extract)
+        lines.append(f"| {name} | {len(rows)} | {a:.2f} | {b:.2f} | {b / a:.2f} |")
+        print(lines[-1], flush=True)
     return lines
 
 
@@ -253,10 +304,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weight", type=float, default=1.0, help="RRF weight of the walk's list")
     ap.add_argument("--seed-chunks", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--ingest-cost", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"benchmark data not found at {DATA} (../shared)", file=sys.stderr)
         return 2
+    if args.ingest_cost:
+        text = "\n".join(ingest_cost(args.datasets, args.rounds))
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return 0
     config = EntityGraphConfig()
     lines: list[str] = []
     with Progress(
