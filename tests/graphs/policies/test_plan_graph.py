@@ -102,3 +102,22 @@ def test_final_list_says_when_the_graph_placed_a_chunk() -> None:
     off = HeuristicPlanner(HeuristicPlannerConfig(graph_weight=0.0)).step(view)
     assert off.final is not None
     assert all("entity graph" not in f.justification for f in off.final)
+
+
+def test_an_episode_over_a_real_store_says_which_entity_led_to_a_chunk(tmp_path) -> None:
+    from sift.graphs import search
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    corpus = SqliteCorpus(tmp_path / "s", embedder="hash")
+    try:
+        corpus.upsert(Document(id=d, title=t, text=x) for d, t, x in PAGES)
+        result = search(QUESTION, corpus, policy=HeuristicPlanner())
+    finally:
+        corpus.close()
+    why = {e.doc_id: e.justification for e in result.evidence}
+    assert "markka" in why
+    assert "entity graph" in why["markka"]
+    # The provenance stays the searches': the graph reorders, it finds nothing itself.
+    markka = next(e for e in result.evidence if e.doc_id == "markka")
+    assert markka.found_by and all(f.tool != "graph" for f in markka.found_by)
