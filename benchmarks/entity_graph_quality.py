@@ -103,7 +103,15 @@ class GraphCorpus:
     """A corpus whose search also walks the entity graph (the prototype of issue 32's
     fusion in search_corpus): the store's ranking and the walk's, fused by weighted RRF."""
 
-    def __init__(self, inner: Any, graph: EntityGraph, config: EntityGraphConfig, weight: float):
+    def __init__(
+        self,
+        inner: Any,
+        graph: EntityGraph,
+        config: EntityGraphConfig,
+        weight: float,
+        seed_chunks: int = 3,
+    ):
+        self.seed_chunks = seed_chunks
         self.inner = inner
         self.graph = graph
         self.config = config
@@ -120,9 +128,11 @@ class GraphCorpus:
         hits = self.inner.search(query, k=k, exclude=exclude, **kwargs)
         if self.weight <= 0:
             return hits
+        # Seeded by this search's own best hits (as bm25+walk is), not by everything
+        # the episode found before (which measured worse: MuSiQue tune half 0.376).
         walked = self.graph.walk(
             question_entities(query, self.limits),
-            list(exclude),
+            [h.chunk.chunk_id for h in hits[: self.seed_chunks]],
             limits=self.walk_limits,
             exclude=exclude,
             k=k,
@@ -175,7 +185,7 @@ async def run(
 
     before = HeuristicPlanner(HeuristicPlannerConfig(graph_weight=0.0))
     planner = HeuristicPlanner()
-    graph_corpus = GraphCorpus(store, graph, config, args.weight)
+    graph_corpus = GraphCorpus(store, graph, config, args.weight, args.seed_chunks)
     limits, walk_limits = config.limits(), config.walk_limits()
     out: dict[str, dict[str, Scores]] = {}
     task = progress.add_task(name, total=len(questions))
