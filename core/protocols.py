@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from sift.entity_graph import WalkResult
     from sift.filters import Filter
     from sift.types import (
         Chunk,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         UpsertReport,
     )
 
-__all__ = ["Corpus", "Embedder", "Policy", "Reranker", "TokenCounter"]
+__all__ = ["Corpus", "Embedder", "EntityGraphCorpus", "Policy", "Reranker", "TokenCounter"]
 
 
 @runtime_checkable
@@ -115,6 +116,26 @@ class Corpus(Protocol):
     def stats(self) -> CorpusStats: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class EntityGraphCorpus(Protocol):
+    """An optional capability of a `Corpus`: a walk over the entity graph of all its
+    chunks (docs/entity-graph.md), checked with `isinstance`. The embedded store offers
+    it when opened with `entity_graph=True`; Weaviate does not, and needs not: the
+    heuristic planner builds the graph of what an episode has read itself."""
+
+    def walk_entities(
+        self,
+        question: str,
+        *,
+        seeds: Sequence[str] = (),
+        k: int = 10,
+        exclude: Collection[str] = (),
+    ) -> WalkResult:
+        """Chunk ids nearest the question's entities and the `seeds` chunk ids, best
+        first, each with the entity it came through."""
+        ...
 
 
 @runtime_checkable

@@ -186,6 +186,17 @@ class HeuristicPlannerConfig(BaseSettings):
     max_anchor_docs: int = Field(default=6, ge=1)
     link_anchor_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
     same_doc_step: float = Field(default=1.0, ge=0.0)
+    # --- the entity graph of what the episode has read (_plan_graph) ---
+    # The final list fuses the ranking above with a walk over the chunks' entity graph
+    # (seeded by the question's entities and the best `graph_seed_chunks` chunks) by
+    # weighted reciprocal rank fusion: the walk's list weighs `graph_weight` (0: off),
+    # ranks counted from `graph_fusion_k`. Tuned on the hash-chosen half of the dev sets
+    # (benchmarks/results/entity_graph.md); the walk's own numbers are SIFT_GRAPH_*.
+    graph_weight: float = Field(default=1.0, ge=0.0)
+    graph_seed_chunks: int = Field(default=3, ge=0)
+    graph_fusion_k: int = Field(default=60, ge=1)
+    # Each later round also searches this many bridge names ranked by that walk.
+    graph_bridges: int = Field(default=0, ge=0)
     # A forked rollout scales the title, coverage and link weights by a random factor in
     # 1 +- fork_weight_spread, the rank weight in 1 +- fork_rank_spread.
     fork_weight_spread: float = Field(default=0.2, ge=0.0, lt=1.0)

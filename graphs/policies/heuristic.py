@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from sift.analysis import has_cjk
 from sift.config import from_environment
+from sift.graphs.policies._plan_graph import GraphFusion, fuse_with_graph, graph_bridges
 from sift.graphs.policies._plan_rank import ChunkScore, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig, TextLimits, Weights
@@ -85,6 +86,9 @@ class HeuristicPlanner:
     def __init__(self, config: HeuristicPlannerConfig | None = None) -> None:
         self.config = config or from_environment(HeuristicPlannerConfig)
         self.weights = _weights_for(self.config)
+        self.graph = GraphFusion.from_settings(
+            self.config.graph_weight, self.config.graph_seed_chunks, self.config.graph_fusion_k
+        )
 
     def fork(self, seed: int) -> HeuristicPlanner:
         bridges = self.config.bridges_per_anchor + (seed % 2 if seed else 0)
@@ -195,6 +199,15 @@ class HeuristicPlanner:
             productive += 1
             if productive >= self.config.max_anchors:
                 break
+        # Bridge names ranked by the entity graph of what was read: the entities the walk
+        # from the question reaches most, that no call has searched yet.
+        if self.config.graph_bridges:
+            entities = graph_bridges(
+                view.question, [s.chunk_id for s in ranked], view.seen, self.graph
+            )
+            fresh = [e for e in entities if ("search_corpus", e.strip().lower()) not in issued]
+            for entity in fresh[: self.config.graph_bridges]:
+                calls.append(ToolCall(name="search_corpus", arguments={"query": entity}))
         return calls
 
     def _anchor_calls(
@@ -255,13 +268,22 @@ class HeuristicPlanner:
 
     def _final(self, view: PolicyView, ranked: list[ChunkScore], why: str) -> Decision:
         floor = ranked[0].score * self.config.min_relative_score if ranked else 0.0
+        # The entity graph of what was read reorders the list (before the cut to top_k,
+        # so a chunk it reaches through a bridge entity can enter).
+        by_id = {s.chunk_id: s for s in ranked}
+        order, via = fuse_with_graph(view.question, list(by_id), view.seen, self.graph)
+        position = {cid: i for i, cid in enumerate(by_id)}
         kept = [
-            s
-            for i, s in enumerate(ranked[: view.top_k])
-            if i < self.config.min_final or s.score >= floor
+            by_id[cid]
+            for cid in order[: view.top_k]
+            if position[cid] < self.config.min_final or by_id[cid].score >= floor
         ]
         final = [
-            FinalDocument(id=s.chunk_id, justification=_justify(s, i), score=round(s.score, 4))
+            FinalDocument(
+                id=s.chunk_id,
+                justification=_justify(s, i, via.get(s.chunk_id)),
+                score=round(s.score, 4),
+            )
             for i, s in enumerate(kept)
         ]
         return Decision(final=final, content=f"Concluding: {why}.")
@@ -342,8 +364,10 @@ def _unique(calls: list[ToolCall]) -> list[ToolCall]:
     return out
 
 
-def _justify(s: ChunkScore, position: int) -> str:
+def _justify(s: ChunkScore, position: int, via: str | None = None) -> str:
     parts: list[str] = []
+    if via:
+        parts.append(f"the entity graph of what was read reaches it through {via!r}")
     if s.title_entity:
         parts.append(f"its title names the question's entity {s.title_entity!r}")
     if s.linked_from:

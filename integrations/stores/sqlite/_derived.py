@@ -41,6 +41,7 @@ from sift.integrations.stores.sqlite._vectors import ExactVectors
 if TYPE_CHECKING:
     # Imported when a store needs it (usearch takes a while to import).
     from sift.integrations.stores.sqlite._ann import AnnVectors
+    from sift.integrations.stores.sqlite._entities import EntityIndex
 
 __all__ = ["ChangeLog", "Derived", "DerivedIndex", "Written"]
 
@@ -146,15 +147,23 @@ class Derived:
         writer: bool,
         vector_index: str,
         ann_threshold: int,
+        entity_graph: bool = False,
     ) -> Derived:
         """Opens every index and catches it up with SQLite; on failure, closes what it
         opened (the BM25 index's writer lock among them) and raises."""
         lexical = _Lexical(LexicalIndex(path / "lexical", analyzer, writable=writer), path)
+        more: list[DerivedIndex] = []
+        if entity_graph:
+            # Imported here: the entity index's module imports this one.
+            from sift.integrations.stores.sqlite._entities import EntityIndex
+
+            more.append(EntityIndex(conn))
         try:
             derived = cls(
                 lexical,
                 _Vectors(path, conn, dim, writer, vector_index, ann_threshold),
                 _Trigrams(TrigramIndex(path / _TRIGRAM_FILE, lambda: lexical.may_write(writer))),
+                *more,
             )
             changes = ChangeLog.read(conn(), writer=writer)
             for index in derived.indexes:
@@ -224,6 +233,13 @@ class Derived:
     @property
     def trigrams(self) -> TrigramIndex:
         return self._trigrams.index
+
+    @property
+    def entities(self) -> EntityIndex | None:
+        """The entity graph, when the store keeps one (`entity_graph=True`)."""
+        from sift.integrations.stores.sqlite._entities import EntityIndex
+
+        return next((i for i in self.indexes if isinstance(i, EntityIndex)), None)
 
 
 class _Lexical:

@@ -55,6 +55,7 @@ def check_options(
     vector_index: str,
     ann_threshold: int,
     writer: bool,
+    entity_graph: bool = False,
 ) -> Options:
     """The options of `SqliteCorpus`, checked before anything is opened."""
     if vector_index not in VECTOR_INDEXES:
@@ -80,6 +81,7 @@ def check_options(
         writer=bool(writer),
         alpha=alpha,
         analyzer=analyzer,
+        entity_graph=bool(entity_graph),
     )
 
 
@@ -207,6 +209,7 @@ def _open(
             writer=options.writer,
             vector_index=options.vector_index,
             ann_threshold=options.ann_threshold,
+            entity_graph=options.entity_graph,
         )
     return state
 

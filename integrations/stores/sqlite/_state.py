@@ -37,6 +37,7 @@ class Options:
     writer: bool
     alpha: float | None
     analyzer: Analyzer | None
+    entity_graph: bool = False
 
 
 @dataclass(slots=True, eq=False)

@@ -18,6 +18,8 @@ from typing import Any, Literal
 import numpy as np
 
 from sift.analysis import Analyzer
+from sift.entity_graph import WalkResult
+from sift.errors import CorpusError
 from sift.filters import Filter
 from sift.integrations.stores._checks import DEFAULT_MAX_QUERY_CHARS
 from sift.integrations.stores._closing import close_on_exit, released_on_failure
@@ -66,6 +68,9 @@ class SqliteCorpus:
             index is repaired or saved, the analyzer and schema are taken as recorded)
             and writes raise CorpusError. It sees the store as of its opening, up to the
             writer's last BM25 commit; open it again to see later writes.
+        entity_graph: keep the entity graph of the chunks (docs/entity-graph.md) in
+            memory, rebuilt from SQLite on open, for `walk_entities`. Off by default:
+            extracting entities costs more than the rest of an ingest.
     """
 
     @released_on_failure
@@ -87,6 +92,7 @@ class SqliteCorpus:
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
         writer: bool = True,
+        entity_graph: bool = False,
     ) -> None:
         options = _open.check_options(
             fusion=fusion,
@@ -100,6 +106,7 @@ class SqliteCorpus:
             vector_index=vector_index,
             ann_threshold=ann_threshold,
             writer=writer,
+            entity_graph=entity_graph,
         )
         self._path = Path(path).expanduser().resolve()
         self._conns = Connections(self._path)
@@ -171,6 +178,27 @@ class SqliteCorpus:
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         return _reads.get_chunks(self._s, chunk_ids)
+
+    def walk_entities(
+        self,
+        question: str,
+        *,
+        seeds: Sequence[str] = (),
+        k: int = 10,
+        exclude: Collection[str] = (),
+    ) -> WalkResult:
+        """The entity graph's walk from the question's entities and the `seeds` chunk
+        ids (`EntityGraphCorpus`); CorpusError unless the store was opened with
+        `entity_graph=True`."""
+        self._s.require()
+        if self._s.pending is not None:
+            return WalkResult([], {}, [])
+        entities = self._s.indexes().entities
+        if entities is None:
+            raise CorpusError(
+                f"store {self._path} keeps no entity graph; open it with entity_graph=True"
+            )
+        return entities.walk(question, seeds=seeds, k=k, exclude=exclude)
 
     def stats(self) -> CorpusStats:
         return _reads.stats(self._s)

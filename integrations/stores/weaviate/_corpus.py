@@ -55,6 +55,9 @@ class WeaviateCorpus:
     or with `WeaviateCorpus(WeaviateSettings(...))`. The collection is created on the first
     upsert; reading a collection that does not exist raises StoreUnavailableError.
     `with_tenant(name)` gives a view of one tenant sharing this corpus's connection.
+
+    It keeps no entity graph: the heuristic planner builds the graph of the chunks an
+    episode has read (docs/entity-graph.md), which needs nothing from the store.
     """
 
     def __init__(

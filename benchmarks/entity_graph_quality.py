@@ -1,0 +1,347 @@
+"""Does an entity graph help multi-hop recall with no model? (issue 32, prototype)
+
+Over the whole corpus of each dataset of ../shared/benchmarks, in one process:
+
+  bm25       single-shot BM25 top 10 (`sift.graphs.single_shot`, mode bm25)
+  walk       the entity graph's walk alone, seeded by the question's entities
+  bm25+walk  BM25's top 10 fused (RRF) with a walk seeded by the question's entities and
+             BM25's top `--seed-chunks` chunks
+  planner    the heuristic planner as before issue 32 (graph_weight 0), a whole
+             sift.graphs.asearch episode
+  planner+graph  the planner with its defaults: its final list fused with a walk over
+             the entity graph of what the episode read (graphs/policies/_plan_graph.py)
+  search+graph  (not run by default) the planner of before over a corpus whose search
+             fuses a whole-corpus walk (seeded by the query's entities and the chunks
+             found so far) into every search's list
+
+Every dev set is cut in two by the SHA-1 of the question id (even first byte: the tuning
+part, odd: the held-out part); each part is reported separately, so a setting picked on
+the tuning part can be checked on questions it never saw. Scores are per document
+(a chunk counts for its document; a gold near-duplicate counts as the gold passage).
+Gold labels are read only by the scorer.
+
+    python benchmarks/entity_graph_quality.py [--datasets ...] [--limit N] [--part tune|held|all]
+    python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3]
+
+`--ingest-cost` times, in alternating rounds, a fresh ingest of each corpus into a new
+SqliteCorpus (the default static embedder) and the entity extraction plus graph build
+of the same passages: what an entity-graph index would add to an ingest done on the
+same thread.
+"""
+
+# ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse
+import asyncio
+import hashlib
+import statistics
+import sys
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sift.entity_graph import (
+    EntityGraph,
+    EntityGraphConfig,
+    build_graph,
+    question_entities,
+)
+from sift.graphs.policies.heuristic import HeuristicPlanner
+from sift.types import Hit
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "benchmarks"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from planner_quality import build_store, embedder_name, gold_sets, load
+
+DATASETS = ("hotpotqa", "musique", "2wikimultihopqa")
+SYSTEMS = ("bm25", "walk", "bm25+walk", "planner", "planner+graph", "search+graph")
+DEFAULT_SYSTEMS = SYSTEMS[:5]
+
+
+def part_of(question_id: str) -> str:
+    """The fixed half a question belongs to: by the SHA-1 of its id."""
+    return "tune" if hashlib.sha1(question_id.encode()).digest()[0] % 2 == 0 else "held"
+
+
+@dataclass
+class Scores:
+    all_gold: list[float] = field(default_factory=list)
+    recall5: list[float] = field(default_factory=list)
+    recall10: list[float] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, q: dict, docs: list[str], ms: float) -> None:
+        ranked = list(dict.fromkeys(docs))
+        golds = gold_sets(q)
+        top5, top10 = set(ranked[:5]), set(ranked[:10])
+        self.all_gold.append(float(all(g & top10 for g in golds)))
+        self.recall5.append(sum(bool(g & top5) for g in golds) / len(golds))
+        self.recall10.append(sum(bool(g & top10) for g in golds) / len(golds))
+        self.ms.append(ms)
+
+
+def rrf(lists: list[tuple[float, list[str]]], k: int = 60) -> list[str]:
+    scores: dict[str, float] = {}
+    for weight, ranked in lists:
+        for rank, key in enumerate(ranked, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return sorted(scores, key=lambda key: -scores[key])
+
+
+class GraphCorpus:
+    """A corpus whose search also walks the entity graph (the prototype of issue 32's
+    fusion in search_corpus): the store's ranking and the walk's, fused by weighted RRF."""
+
+    def __init__(
+        self,
+        inner: Any,
+        graph: EntityGraph,
+        config: EntityGraphConfig,
+        weight: float,
+        seed_chunks: int = 3,
+    ):
+        self.seed_chunks = seed_chunks
+        self.inner = inner
+        self.graph = graph
+        self.config = config
+        self.weight = weight
+        self.limits = config.limits()
+        self.walk_limits = config.walk_limits()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def search(
+        self, query: str, *, k: int = 10, exclude: Collection[str] = (), **kwargs: Any
+    ) -> list[Hit]:
+        hits = self.inner.search(query, k=k, exclude=exclude, **kwargs)
+        if self.weight <= 0:
+            return hits
+        # Seeded by this search's own best hits (as bm25+walk is), not by everything
+        # the episode found before (which measured worse: MuSiQue tune half 0.376).
+        walked = self.graph.walk(
+            question_entities(query, self.limits),
+            [h.chunk.chunk_id for h in hits[: self.seed_chunks]],
+            limits=self.walk_limits,
+            exclude=exclude,
+            k=k,
+        )
+        fused = rrf(
+            [
+                (1.0, [h.chunk.chunk_id for h in hits]),
+                (self.weight, [c for c, _ in walked.chunks]),
+            ]
+        )[:k]
+        by_id = {h.chunk.chunk_id: h for h in hits}
+        missing = [c for c in fused if c not in by_id]
+        for chunk in self.inner.get_chunks(missing):
+            by_id[chunk.chunk_id] = Hit(chunk=chunk, score=0.0)
+        return [
+            Hit(chunk=by_id[c].chunk, score=float(len(fused) - i))
+            for i, c in enumerate(fused)
+            if c in by_id
+        ]
+
+
+def store_graph(store: Any, rows: list[dict], config: EntityGraphConfig) -> EntityGraph:
+    passages = []
+    for row in rows:
+        for chunk in store.read(row["id"]):
+            passages.append((chunk.chunk_id, chunk.title, chunk.text))
+    return build_graph(passages, config.limits())
+
+
+async def run(
+    name: str,
+    args: argparse.Namespace,
+    config: EntityGraphConfig,
+    progress: Progress,
+) -> dict[str, dict[str, Scores]]:
+    from sift.graphs import asearch, single_shot
+
+    rows, questions = load(name)
+    if args.part != "all":
+        questions = [q for q in questions if part_of(q["id"]) == args.part]
+    questions = questions[: args.limit] if args.limit else questions
+    store = build_store(name, rows, embedder_name(), progress)
+    t0 = time.perf_counter()
+    graph = store_graph(store, rows, config)
+    progress.console.print(
+        f"{name}: graph of {len(graph)} chunks, {len(graph.entity_keys)} entities, "
+        f"{len(graph.chunk_entities)} edges in {time.perf_counter() - t0:.1f} s"
+    )
+    from sift.graphs.policies.heuristic import HeuristicPlannerConfig
+
+    before = HeuristicPlanner(HeuristicPlannerConfig(graph_weight=0.0))
+    planner = HeuristicPlanner()
+    graph_corpus = GraphCorpus(store, graph, config, args.weight, args.seed_chunks)
+    limits, walk_limits = config.limits(), config.walk_limits()
+    out: dict[str, dict[str, Scores]] = {}
+    task = progress.add_task(name, total=len(questions))
+    systems = args.systems
+    try:
+        for number, q in enumerate(questions):
+            part = part_of(q["id"])
+            per = out.setdefault(part, {s: Scores() for s in systems})
+            t = time.perf_counter()
+            single = single_shot(q["question"], store, top_k=10, mode="bm25")
+            bm25_ms = (time.perf_counter() - t) * 1000
+            bm25_chunks = [e.chunk_id for e in single.evidence]
+            if "bm25" in systems:
+                per["bm25"].add(q, [e.doc_id for e in single.evidence], bm25_ms)
+            ents = question_entities(q["question"], limits)
+            if "walk" in systems:
+                t = time.perf_counter()
+                walked = graph.walk(ents, limits=walk_limits, k=10)
+                per["walk"].add(q, [c.rsplit("_", 1)[0] for c, _ in walked.chunks], _ms(t))
+            if "bm25+walk" in systems:
+                t = time.perf_counter()
+                walked = graph.walk(ents, bm25_chunks[: args.seed_chunks], limits=walk_limits, k=10)
+                fused = rrf([(1.0, bm25_chunks), (args.weight, [c for c, _ in walked.chunks])])
+                per["bm25+walk"].add(q, [c.rsplit("_", 1)[0] for c in fused], _ms(t) + bm25_ms)
+            runs = (
+                ("planner", store, before),
+                ("planner+graph", store, planner),
+                ("search+graph", graph_corpus, before),
+            )
+            # Alternate which system goes first, so that neither always runs on a warm
+            # cache (timings are compared within this run).
+            if number % 2:
+                runs = runs[::-1]
+            for system, corpus, policy in runs:
+                if system not in systems:
+                    continue
+                t = time.perf_counter()
+                result = await asearch(q["question"], corpus, policy=policy)
+                per[system].add(q, [e.doc_id for e in result.evidence], _ms(t))
+            progress.advance(task)
+    finally:
+        store.close()
+    return out
+
+
+def _ms(t: float) -> float:
+    return (time.perf_counter() - t) * 1000
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
+
+
+HEADER = (
+    "| dataset | part | questions | system | all-gold@10 | recall@5 | recall@10 | p50 ms |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def table(name: str, out: dict[str, dict[str, Scores]]) -> list[str]:
+    lines = []
+    m = statistics.fmean
+    both: dict[str, Scores] = {}
+    for part in ("tune", "held"):
+        for system, s in out.get(part, {}).items():
+            joined = both.setdefault(system, Scores())
+            for mine, theirs in zip(vars(joined).values(), vars(s).values(), strict=True):
+                mine += theirs
+    for part, systems in (
+        ("tune", out.get("tune", {})),
+        ("held", out.get("held", {})),
+        ("all", both),
+    ):
+        for system, s in systems.items():
+            if not s.all_gold:
+                continue
+            lines.append(
+                f"| {name} | {part} | {len(s.all_gold)} | {system} | {m(s.all_gold):.3f} | "
+                f"{m(s.recall5):.3f} | {m(s.recall10):.3f} | {pct(s.ms, 50):.1f} |"
+            )
+    return lines
+
+
+def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
+    import tempfile
+
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    lines = [
+        "| dataset | passages | ingest s (median) | extraction + graph s (median) | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for name in datasets:
+        rows, _ = load(name)
+        ingest: list[float] = []
+        extract: list[float] = []
+        for round_ in range(rounds):
+            order = ("ingest", "extract") if round_ % 2 == 0 else ("extract", "ingest")
+            for what in order:
+                t = time.perf_counter()
+                if what == "ingest":
+                    with tempfile.TemporaryDirectory() as tmp:
+                        store = SqliteCorpus(Path(tmp) / "s", embedder=embedder_name())
+                        store.upsert(
+                            Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows
+                        )
+                        store.close()
+                    ingest.append(time.perf_counter() - t)
+                else:
+                    build_graph((r["id"] + "_0", r["title"], r["text"]) for r in rows)
+                    extract.append(time.perf_counter() - t)
+        a, b = statistics.median(ingest), statistics.median(extract)
+        lines.append(f"| {name} | {len(rows)} | {a:.2f} | {b:.2f} | {b / a:.2f} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    ap.add_argument("--systems", nargs="*", default=list(DEFAULT_SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--part", choices=("tune", "held", "all"), default="all")
+    ap.add_argument("--weight", type=float, default=1.0, help="RRF weight of the walk's list")
+    ap.add_argument("--seed-chunks", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--ingest-cost", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    if not DATA.exists():
+        print(f"benchmark data not found at {DATA} (../shared)", file=sys.stderr)
+        return 2
+    if args.ingest_cost:
+        text = "\n".join(ingest_cost(args.datasets, args.rounds))
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return 0
+    config = EntityGraphConfig()
+    lines: list[str] = []
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    ) as progress:
+        for name in args.datasets:
+            out = asyncio.run(run(name, args, config, progress))
+            rows = table(name, out)
+            lines += rows
+            for row in rows:
+                progress.console.print(row)
+    text = "\n".join([HEADER, *lines])
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,294 @@
+"""Entity mentions of a text, found without a model (`sift.entity_graph`).
+
+What a passage names, as normalised keys that two passages (or a question and a passage)
+share when they name the same thing:
+
+- its title ("Jack Russell (priest)" is the key ``jack russell``; "Arthurdale, West
+  Virginia" also ``arthurdale``, the name running text uses);
+- capitalised spans with the connectors names use ("Battle of Manila", "Lope Díaz II de
+  Haro"); a lone capitalised word that opens a sentence is taken for a plain word, and
+  function words alone ("The", "In") never are names;
+- quoted strings ("...", “...”) and Japanese 『』「」 names;
+- dates and numbers: full dates ("12 March 1950", "March 12, 1950") as ``1950-03-12``,
+  years and other numbers of `number_min_digits` to `number_max_digits` digits;
+- in text of the scripts written without spaces (cut into runs by `sift.analysis`):
+  katakana runs (with ・ and ＝ inside: グスタフ・マーラー), kanji compounds, and runs of
+  kanji and katakana together (東京スカイツリー), at least `cjk_min_chars` long, minus
+  generic nouns and dates.
+
+Keys are NFKC-normalised and lower-cased, a leading article is dropped ("The Beatles" is
+``beatles``) so a title and its mention in running text meet.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sift.analysis import has_cjk
+
+__all__ = ["EntityLimits", "Mention", "entity_key", "extract_mentions", "question_mentions"]
+
+
+@dataclass(frozen=True)
+class EntityLimits:
+    """How text is read for entities (`EntityGraphConfig.limits()` builds them)."""
+
+    min_span_chars: int = 3
+    max_span_words: int = 8
+    quote_min_chars: int = 2
+    quote_max_chars: int = 80
+    number_min_digits: int = 4
+    number_max_digits: int = 4
+    cjk_min_chars: int = 2
+    cjk_max_chars: int = 16
+    max_mentions: int = 200
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One entity named by a text: its key, what kind of evidence, where first."""
+
+    key: str
+    kind: str  # "title", "span", "quoted", "date", "number", "cjk"
+    start: int
+    surface: str
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
+_PAREN = re.compile(r"\s*[(（][^)）]*[)）]\s*")
+_SPACES = re.compile(r"\s+")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+_QUOTED = re.compile(r"[\"“”]([^\"“”\n]+)[\"“”]|『([^』\n]+)』|「([^」\n]+)」")
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november "  # noqa: SIM905
+        "december".split()
+    )
+}
+_MONTH_NAMES = tuple(m.capitalize() for m in _MONTHS)
+_MONTH = "(" + "|".join(m.capitalize() for m in _MONTHS) + ")"
+_DATE_DMY = re.compile(rf"\b(\d{{1,2}}) {_MONTH},? (\d{{3,4}})\b")
+_DATE_MDY = re.compile(rf"\b{_MONTH} (\d{{1,2}}),? (\d{{3,4}})\b")
+_DATE_JA = re.compile(r"(\d{3,4})年(\d{1,2})月(\d{1,2})日")
+
+# Words that are capitalised at a sentence start or in a question and name nothing alone.
+_FUNCTION = frozenset(
+    """a about after all also an and any are as at be because been before being both but by
+    can could did do does during each either for from had has have he her here his how i if
+    in into is it its many may more most much my neither no not of on once one only or other
+    our out over she since so some such than that the their them then there these they this
+    those though through to under until up was we were what when where whether which while
+    who whom whose why will with would yet you your""".split()  # noqa: SIM905
+)
+# Lower-case words that may sit inside a name ("Battle of Manila", "Ludwig van Beethoven").
+_CONNECTORS = frozenset(
+    """of the de da di del della der den van von la le du des y and & 's""".split()  # noqa: SIM905
+)
+_SENTENCE_END = frozenset(".?!:;")
+
+# Japanese: generic nouns, and what reads as a date or a count.
+_GENERIC_JA = frozenset(
+    """名前 名称 理由 場合 方法 時期 目的 意味 種類 特徴 現在 近年 当時 以降 以前 以上 以下
+    原則 一般 最初 最後 一方 他方 全体 部分 自体 対象 内容 関係 結果 影響 程度 時代 世紀
+    年代 地域 日本 一部 多く 可能 必要 存在 使用 利用 発表 開始 中心 後半 前半 主""".split()  # noqa: SIM905
+)
+_DATE_LIKE_JA = re.compile(r"[0-9〇一二三四五六七八九十百千万億年月日時分秒世紀代頃期度回歳人]+")
+
+
+@lru_cache(maxsize=65536)
+def entity_key(name: str) -> str:
+    """The key of a name: NFKC, lower case, no parenthetical, single spaces, no leading
+    article. Empty when nothing is left."""
+    text = unicodedata.normalize("NFKC", name)
+    text = _PAREN.sub(" ", text).lower()
+    text = _SPACES.sub(" ", text).strip(" \t,.;:!?'\"“”‘’")
+    return _ARTICLE.sub("", text)
+
+
+def _upper_class() -> str:
+    """The upper-case letters of the Latin, Greek and Cyrillic blocks, as a class body."""
+    blocks = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1FFF))
+    return "".join(
+        re.escape(chr(c))
+        for first, last in blocks
+        for c in range(first, last + 1)
+        if chr(c).isupper()
+    )
+
+
+# A capitalised word (letters, digits and inner ' . - after a capital: "O'Brien", "J.R.R.",
+# "Jean-Luc", an initial "J."), then more of them joined by spaces, "-" or "&", with the
+# connectors names use between two of them. One regular expression: the scan runs in C.
+_CAP_WORD = rf"[{_upper_class()}](?:(?:[^\W_]|['’.\-](?=[^\W_]))+|\.?)"
+# Not "and": "Tom and Jerry" is a name, but far more often two ("Paris and London").
+_CONNECTOR = "(?:of|the|de|da|di|del|della|der|den|van|von|la|le|du|des|y)"
+_SPAN = re.compile(
+    rf"(?<![^\W_]){_CAP_WORD}(?:(?:[ \t]*[-&][ \t]*|[ \t]+)(?:{_CONNECTOR}[ \t]+)*{_CAP_WORD})*"
+)
+_SPAN_WORDS = re.compile(r"[^\s&-]+")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def _capitalised_spans(
+    text: str, limits: EntityLimits, prose: bool, known: frozenset[str] = frozenset()
+) -> list[tuple[str, int]]:
+    """Capitalised spans and their offsets. In `prose`, a lone capitalised word opening a
+    sentence counts only when the text writes it capitalised elsewhere too, or it is one
+    of the `known` keys (the passage's title): "Signmark was born ..." on Signmark's page,
+    but not "Filming took place ..."."""
+    found: list[tuple[str, int, bool]] = []
+    later: set[str] = set()
+    for m in _SPAN.finditer(text):
+        at = m.start()
+        before = text[max(0, at - 3) : at].rstrip()
+        at_start = not before or before[-1] in _SENTENCE_END
+        surface = m.group().rstrip(".")  # a sentence's full stop is not part of a name
+        words = _SPAN_WORDS.findall(surface)
+        # A span never starts with a function word ("In Paris" is Paris).
+        skip = 0
+        while skip < len(words) - 1 and words[skip].lower() in _FUNCTION:
+            skip += 1
+        if skip:
+            cut = surface.find(words[skip], len(" ".join(words[:skip])))
+            surface, at, at_start = surface[cut:], at + cut, False
+            words = words[skip:]
+        if len(words) > limits.max_span_words:
+            surface = surface[
+                : surface.find(words[limits.max_span_words - 1])
+                + len(words[limits.max_span_words - 1])
+            ]
+            words = words[: limits.max_span_words]
+        surface = _POSSESSIVE.sub("", surface)
+        if prose:
+            later.update(words[1:] if at_start else words)
+        found.append((surface, at, at_start and len(words) == 1))
+    spans: list[tuple[str, int]] = []
+    for surface, at, lone_opening in found:
+        low = surface.lower()
+        if " " not in surface and (low in _FUNCTION or low in _MONTHS):
+            continue
+        if prose and lone_opening and surface not in later and entity_key(surface) not in known:
+            continue
+        spans.append((surface, at))
+    return spans
+
+
+def _dates(text: str) -> list[tuple[str, int, str]]:
+    found: list[tuple[str, int, str]] = []
+    if "年" in text:
+        for m in _DATE_JA.finditer(text):
+            year, month, day = m.group(1), int(m.group(2)), int(m.group(3))
+            found.append((f"{year}-{month:02d}-{day:02d}", m.start(), m.group()))
+    # Most passages name no month: 12 substring scans cost less than the patterns.
+    if not any(month in text for month in _MONTH_NAMES):
+        return found
+    for m in _DATE_DMY.finditer(text):
+        day, month, year = int(m.group(1)), _MONTHS[m.group(2).lower()], m.group(3)
+        found.append((f"{year}-{month:02d}-{day:02d}", m.start(), m.group()))
+    for m in _DATE_MDY.finditer(text):
+        month, day, year = _MONTHS[m.group(1).lower()], int(m.group(2)), m.group(3)
+        found.append((f"{year}-{month:02d}-{day:02d}", m.start(), m.group()))
+    return found
+
+
+_DIGITS = re.compile(r"\d+")
+_GLUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _numbers(text: str, low: int, high: int) -> list[tuple[str, int]]:
+    """Numbers of `low` to `high` digits not glued to Latin letters, digits or separators
+    ("1,200" and "3.5" are not two numbers; "B-52" is an identifier, not the number 52);
+    CJK may touch them (2012年)."""
+    out: list[tuple[str, int]] = []
+    for m in _DIGITS.finditer(text):
+        a, b = m.span()
+        if not low <= b - a <= high:
+            continue
+        left = text[a - 1] if a else " "
+        right = text[b] if b < len(text) else " "
+        if left in _GLUE or left in ".,-" or right in _GLUE:
+            continue
+        if right in ".," and b + 1 < len(text) and text[b + 1].isdigit():
+            continue
+        out.append((m.group(), a))
+    return out
+
+
+_KANJI = "\u3005\u3006\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+_KANJI_KANA = _KANJI + _KATAKANA
+_ONE_SCRIPT = re.compile(rf"[{_KANJI}]+|[{_KATAKANA}]+(?:[・＝=][{_KATAKANA}]+)*")
+_CJK_NAME = re.compile(rf"[{_KANJI_KANA}]+(?:[・＝=][{_KANJI_KANA}]+)*")
+
+
+def _cjk_names(text: str, limits: EntityLimits) -> list[tuple[str, int]]:
+    """Runs of kanji and katakana (joined by ・ and ＝) that are names, with offsets."""
+    if not has_cjk(text):
+        return []
+    out: list[tuple[str, int]] = []
+    for m in _CJK_NAME.finditer(text):
+        # A run mixing katakana and kanji (フィンランド出身) also names its parts of one
+        # script (フィンランド), which another text writes alone.
+        parts = [(m.group(), m.start())]
+        pieces = list(_ONE_SCRIPT.finditer(m.group()))
+        if len(pieces) > 1:
+            parts += [(p.group(), m.start() + p.start()) for p in pieces]
+        for name, at in parts:
+            if (
+                limits.cjk_min_chars <= len(name) <= limits.cjk_max_chars
+                and name not in _GENERIC_JA
+                and _DATE_LIKE_JA.fullmatch(name) is None
+            ):
+                out.append((name, at))
+    return out
+
+
+def _mentions(text: str, limits: EntityLimits, *, prose: bool, title: str = "") -> list[Mention]:
+    found: list[Mention] = []
+    if title:
+        key = entity_key(title)
+        if key:
+            found.append(Mention(key, "title", -1, title))
+        head = title.split(",")[0]
+        if head != title and entity_key(head):
+            found.append(Mention(entity_key(head), "title", -1, head))
+    for m in _QUOTED.finditer(text):
+        index = next(g for g in (1, 2, 3) if m.group(g) is not None)
+        inner = m.group(index).strip()
+        if limits.quote_min_chars <= len(inner) <= limits.quote_max_chars:
+            found.append(Mention(entity_key(inner), "quoted", m.start(index), inner))
+    titles = frozenset(m.key for m in found)
+    for span, at in _capitalised_spans(text, limits, prose, titles):
+        if len(span) >= limits.min_span_chars:
+            found.append(Mention(entity_key(span), "span", at, span))
+    for key, at, surface in _dates(text):
+        found.append(Mention(key, "date", at, surface))
+    plain = unicodedata.normalize("NFKC", text) if has_cjk(text) else text
+    for number, at in _numbers(plain, limits.number_min_digits, limits.number_max_digits):
+        found.append(Mention(number, "number", at, number))
+    for name, at in _cjk_names(text, limits):
+        found.append(Mention(entity_key(name), "cjk", at, name))
+    out: list[Mention] = []
+    keys: set[str] = set()
+    for mention in found:
+        if mention.key and mention.key not in keys:
+            keys.add(mention.key)
+            out.append(mention)
+            if len(out) >= limits.max_mentions:
+                break
+    return out
+
+
+def extract_mentions(title: str, text: str, limits: EntityLimits | None = None) -> list[Mention]:
+    """The entities a passage names, each once (first place), its title's first."""
+    return _mentions(text, limits or EntityLimits(), prose=True, title=title)
+
+
+def question_mentions(question: str, limits: EntityLimits | None = None) -> list[Mention]:
+    """The entities a question names: as in a passage, except that a lone capitalised
+    word opening it counts too ("Signmark is from ...") unless it is a function word."""
+    return _mentions(question, limits or EntityLimits(), prose=False)

@@ -1,0 +1,132 @@
+"""An entity graph without a model: what passages name, and a walk from a question.
+
+`passage_entities` finds what a passage names (its title, capitalised and quoted spans,
+dates and numbers, Japanese katakana and kanji names and 『』「」 names), `EntityGraph`
+holds the chunk–entity bipartite graph with IDF weights, and `EntityGraph.walk` is a
+truncated personalised PageRank from the question's entities (`question_entities`) and
+the chunks found so far: the chunks it reaches, each with the entity it came through,
+and the entities it reaches (bridge names for a next hop). Every number is a field of
+`EntityGraphConfig`, readable from the environment as `SIFT_GRAPH_<FIELD>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sift._entities import EntityLimits, Mention, entity_key, extract_mentions, question_mentions
+from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
+
+__all__ = [
+    "EntityGraph",
+    "EntityGraphConfig",
+    "EntityLimits",
+    "Mention",
+    "WalkLimits",
+    "WalkResult",
+    "build_graph",
+    "entity_key",
+    "graph_row",
+    "passage_entities",
+    "question_entities",
+]
+
+
+class EntityGraphConfig(BaseSettings):
+    """How entities are found and how the graph is walked."""
+
+    model_config = SettingsConfigDict(env_prefix="SIFT_GRAPH_", extra="ignore", frozen=True)
+
+    # --- what counts as an entity (EntityLimits) ---
+    # Capitalised spans at least this long, of at most this many words.
+    min_span_chars: int = Field(default=3, ge=1)
+    max_span_words: int = Field(default=8, ge=1)
+    quote_min_chars: int = Field(default=2, ge=1)
+    quote_max_chars: int = Field(default=80, ge=1)
+    # Numbers of this many digits are entities (4 and 4: years).
+    number_min_digits: int = Field(default=4, ge=1)
+    number_max_digits: int = Field(default=4, ge=1)
+    # Japanese names: runs of kanji and katakana of this many characters.
+    cjk_min_chars: int = Field(default=2, ge=1)
+    cjk_max_chars: int = Field(default=16, ge=1)
+    # A passage contributes at most this many entities (the first ones).
+    max_mentions: int = Field(default=200, ge=1)
+
+    # --- the walk (WalkLimits) ---
+    # Round trips entity -> chunk -> entity from the seeds (2: a bridge's own page).
+    steps: int = Field(default=2, ge=1)
+    # Share of the mass sent back to the seeds each round (PageRank's 1 - damping).
+    restart: float = Field(default=0.3, ge=0.0, le=1.0)
+    # Entities in more than this share of the chunks (and at least `max_df_floor` of them)
+    # are not walked through: "United States" leads everywhere.
+    max_df_share: float = Field(default=0.02, gt=0.0, le=1.0)
+    max_df_floor: int = Field(default=20, ge=1)
+    # The chunks found so far hold this share of the seed mass (the question's entities
+    # the rest).
+    chunk_seed_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Entities kept per round (the heaviest), bounding a walk's cost on a large corpus.
+    frontier: int = Field(default=512, ge=1)
+    # Entities reported per walk (bridge candidates).
+    top_entities: int = Field(default=20, ge=0)
+    # From an entity, the page titled by it takes this many times the share of a page
+    # that only names it (a mention links to the page about the name).
+    title_edge_weight: float = Field(default=10.0, ge=0.0)
+
+    def limits(self) -> EntityLimits:
+        return EntityLimits(
+            min_span_chars=self.min_span_chars,
+            max_span_words=self.max_span_words,
+            quote_min_chars=self.quote_min_chars,
+            quote_max_chars=self.quote_max_chars,
+            number_min_digits=self.number_min_digits,
+            number_max_digits=self.number_max_digits,
+            cjk_min_chars=self.cjk_min_chars,
+            cjk_max_chars=self.cjk_max_chars,
+            max_mentions=self.max_mentions,
+        )
+
+    def walk_limits(self) -> WalkLimits:
+        return WalkLimits(
+            steps=self.steps,
+            restart=self.restart,
+            max_df_share=self.max_df_share,
+            max_df_floor=self.max_df_floor,
+            chunk_seed_weight=self.chunk_seed_weight,
+            frontier=self.frontier,
+            top_entities=self.top_entities,
+            title_edge_weight=self.title_edge_weight,
+        )
+
+
+def passage_entities(title: str, text: str, limits: EntityLimits | None = None) -> list[str]:
+    """The entity keys a passage names, each once, its title's first."""
+    return [m.key for m in extract_mentions(title, text, limits)]
+
+
+def question_entities(question: str, limits: EntityLimits | None = None) -> list[str]:
+    """The entity keys a question names, each once, in order."""
+    return [m.key for m in question_mentions(question, limits)]
+
+
+def build_graph(
+    passages: Iterable[tuple[str, str, str]], limits: EntityLimits | None = None
+) -> EntityGraph:
+    """The graph of (chunk id, title, text) passages, in memory."""
+    return EntityGraph.build(_rows(passages, limits))
+
+
+def graph_row(
+    chunk_id: str, title: str, text: str, limits: EntityLimits | None = None
+) -> tuple[str, list[str], int]:
+    """One chunk's row of `EntityGraph.build`: its id, entity keys, title keys first."""
+    mentions = extract_mentions(title, text, limits)
+    return chunk_id, [m.key for m in mentions], sum(1 for m in mentions if m.kind == "title")
+
+
+def _rows(
+    passages: Iterable[tuple[str, str, str]], limits: EntityLimits | None
+) -> Iterable[tuple[str, list[str], int]]:
+    for chunk_id, title, text in passages:
+        yield graph_row(chunk_id, title, text, limits)

@@ -1,0 +1,131 @@
+"""The entity graph as a derived index of the embedded store (issue 32, opt-in)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sift.entity_graph import graph_row
+from sift.errors import CorpusError
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.protocols import EntityGraphCorpus
+from sift.types import Document
+
+PAGES = [
+    Document(id="signmark", title="Signmark", text="Signmark is a rapper from Finland."),
+    Document(id="markka", title="Finnish markka", text="The markka was the currency of Finland."),
+    Document(id="rome", title="Rome", text="Rome is the capital of Italy."),
+    Document(
+        id="tower",
+        title="東京スカイツリー",
+        text="東京スカイツリーは墨田区にある電波塔。設計は日建設計。",
+    ),
+    Document(id="nikken", title="日建設計", text="日建設計は大阪市に本社を置く設計事務所。"),
+]
+
+
+def _ranked(store: SqliteCorpus, question: str, **kwargs) -> list[str]:
+    return [c for c, _ in store.walk_entities(question, **kwargs).chunks]
+
+
+def test_the_store_walks_from_a_question_to_the_second_hop(tmp_path: Path) -> None:
+    with SqliteCorpus(tmp_path / "s", embedder="hash", entity_graph=True) as store:
+        store.upsert(PAGES)
+        assert isinstance(store, EntityGraphCorpus)
+        walked = store.walk_entities("What currency did the country of Signmark use?")
+        ranked = [c for c, _ in walked.chunks]
+        assert ranked[:2] == ["signmark_0", "markka_0"]
+        assert walked.via["markka_0"] == "finland"
+        assert "rome_0" not in ranked
+        # Japanese: the tower's page leads to its designer's through 日建設計.
+        assert _ranked(store, "東京スカイツリーを設計した会社の本社は？")[:2] == [
+            "tower_0",
+            "nikken_0",
+        ]
+        # Seeds and exclusions are chunk ids.
+        assert _ranked(store, "", seeds=["signmark_0"], exclude=["signmark_0"]) == ["markka_0"]
+
+
+def test_writes_and_deletes_reach_the_graph_and_a_reopen_rebuilds_it(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", entity_graph=True) as store:
+        store.upsert(PAGES)
+        store.delete(["markka"])
+        assert "markka_0" not in _ranked(store, "Signmark Finland")
+        # A changed document replaces its chunks' entities.
+        store.upsert([Document(id="rome", title="Rome", text="Rome met Signmark in Finland.")])
+        assert "rome_0" in _ranked(store, "Signmark")
+        before = store.walk_entities("Signmark Finland", k=5)
+    with SqliteCorpus(path, entity_graph=True) as again:
+        assert again.walk_entities("Signmark Finland", k=5) == before
+
+
+def test_a_store_without_the_graph_says_how_to_get_one(tmp_path: Path) -> None:
+    with SqliteCorpus(tmp_path / "s", embedder="hash") as store:
+        store.upsert(PAGES[:1])
+        with pytest.raises(CorpusError, match="entity_graph=True"):
+            store.walk_entities("Signmark")
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    store = SqliteCorpus(sys.argv[1], embedder="hash", batch_docs=7, entity_graph=True)
+    for batch in range(10_000):
+        store.upsert(
+            Document(id=f"c{batch}-{i}", title=f"Town {batch} {i}",
+                     text=f"Town {batch} {i} lies near Marker{batch}x{i} in Finland.")
+            for i in range(5)
+        )
+        print(batch, flush=True)
+    """
+)
+
+
+def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    errors = tmp_path / "stderr"
+    with errors.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, stderr=sink, text=True
+        )
+        done: list[int] = []
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                done.append(int(line))
+                if len(done) >= 6:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    break
+        finally:
+            proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, errors.read_text()[-2000:]
+    with SqliteCorpus(path, entity_graph=True) as store:
+        # The graph holds exactly what SQLite holds: every committed chunk, nothing else.
+        conn = sqlite3.connect(path / "sift.db")
+        rows = conn.execute(
+            "SELECT d.doc_id || '_' || c.idx, d.title, c.text FROM chunks c "
+            "JOIN documents d ON d.id = c.doc ORDER BY c.id"
+        ).fetchall()
+        conn.close()
+        graph = store._s.indexes().entities.graph()  # white-box: the index's own rows
+        assert graph.chunk_ids == [chunk_id for chunk_id, _, _ in rows]
+        for chunk_id, title, text in rows[:: max(1, len(rows) // 10)]:
+            assert graph.entities_of(chunk_id) == sorted(
+                set(graph_row(chunk_id, title, text)[1]), key=graph.entity_keys.index
+            )
+        last = max(done)
+        assert _ranked(store, f"Where is Marker{last}x4?")[0] == f"c{last}-4_0"
+        # It still takes writes, and they reach the graph.
+        store.upsert([Document(id="after", title="Helsinki", text="Helsinki is in Finland.")])
+        assert "after_0" in _ranked(store, "Helsinki")
