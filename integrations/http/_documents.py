@@ -28,6 +28,7 @@ from sift.integrations.http._native import (
     _filter,
 )
 from sift.integrations.http._validation import RequestModel
+from sift.integrations.subagent import page_numbers
 from sift.types import Chunk
 
 __all__ = ["DocumentPassages", "GrepAnswer", "GrepRequest", "Passage", "router"]
@@ -92,26 +93,14 @@ class GrepAnswer(BaseModel):
     )
 
 
-def _page(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _where(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """The `page`, `pages` and `section` of a chunk's metadata (integrations/stores/
     locations.py writes them), as fields; absent ones null or empty."""
-    raw = metadata.get("pages")
-    candidates = [metadata.get("page"), *(raw if isinstance(raw, list) else [])]
-    pages = [p for p in map(_page, candidates) if p is not None]
+    pages = page_numbers(metadata)
     section = metadata.get("section")
     return {
-        "page": min(pages) if pages else None,
-        "pages": [min(pages), max(pages)] if pages else [],
+        "page": pages[0] if pages else None,
+        "pages": [pages[0], pages[-1]] if pages else [],
         "section": section if isinstance(section, str) else None,
     }
 
