@@ -10,7 +10,8 @@
 #   integrations/n8n-node/check.sh     # from the repository, with sift installed (the server extra)
 #
 # Environment: SIFT_N8N_DIR (where Node and n8n go; default ~/.cache/sift-n8n),
-# SIFT_N8N_PORT (sift's port; default 8712; the scripted model uses the next one).
+# SIFT_N8N_PORT (sift's port; default 8712; the scripted model and the stand-in for a
+# warming or stalled server, check/unready_sift.py, use the next two).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,14 +19,16 @@ examples="$(cd "$here/../../examples/n8n" && pwd)"
 work="${SIFT_N8N_DIR:-$HOME/.cache/sift-n8n}"
 port="${SIFT_N8N_PORT:-8712}"
 model_port=$((port + 1))
+unready_port=$((port + 2))
 key="sift-node-check-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
 mkdir -p "$work"
 run="$(mktemp -d)"
 server=""
 model=""
+unready=""
 cleanup() {
     # Each step may fail (a process already gone): none may stop the others.
-    for pid in $server $model; do
+    for pid in $server $model $unready; do
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
@@ -117,15 +120,20 @@ server=$!
 question="Where was the engineer whose company built the Eiffel Tower born?"
 python3 "$here/check/scripted_model.py" "$model_port" "$run/model.jsonl" "$question" &
 model=$!
-python3 - "$port" "$model_port" <<'EOF'
-import sys, time, urllib.request
-for url in (f"http://127.0.0.1:{sys.argv[1]}/readyz", f"http://127.0.0.1:{sys.argv[2]}/v1/models"):
+python3 "$here/check/unready_sift.py" "$unready_port" "http://127.0.0.1:$port" "$run/unready.jsonl" &
+unready=$!
+python3 - "$port" "$model_port" "$unready_port" <<'EOF'
+import sys, time, urllib.error, urllib.request
+for url in (f"http://127.0.0.1:{sys.argv[1]}/readyz", f"http://127.0.0.1:{sys.argv[2]}/v1/models",
+            f"http://127.0.0.1:{sys.argv[3]}/stalled/"):
     end = time.monotonic() + 120
     while True:
         try:
             with urllib.request.urlopen(url) as answer:
                 if answer.status == 200:
                     break
+        except urllib.error.HTTPError:
+            break  # it answers (the stand-in answers nothing but errors)
         except OSError:
             pass
         if time.monotonic() > end:
@@ -177,6 +185,8 @@ variant("siftNodeGrep0001", "sift node: grep",
 variant("siftNodeWrongKey", "sift node: a wrong key", {}, "siftNodeWrong",
         "continueRegularOutput")
 variant("siftNodeNoColl01", "sift node: unknown collection", {"collection": "nowhere"})
+variant("siftNodeWarming1", "sift node: a server warming up", {}, "siftNodeWarm")
+variant("siftNodeStalled1", "sift node: a stalled server", {}, "siftNodeStall")
 for flow in workflows:
     (run / f"{flow['id']}.json").write_text(json.dumps(flow, ensure_ascii=False), "utf-8")
 EOF
@@ -185,6 +195,10 @@ cat >"$run/credentials.json" <<EOF
   "data": {"baseUrl": "http://127.0.0.1:$port", "apiKey": "$key"}},
  {"id": "siftNodeWrong", "name": "sift (wrong key)", "type": "siftApi",
   "data": {"baseUrl": "http://127.0.0.1:$port", "apiKey": "not-the-key"}},
+ {"id": "siftNodeWarm", "name": "sift (warming up)", "type": "siftApi",
+  "data": {"baseUrl": "http://127.0.0.1:$unready_port/warming", "apiKey": "$key"}},
+ {"id": "siftNodeStall", "name": "sift (stalled)", "type": "siftApi",
+  "data": {"baseUrl": "http://127.0.0.1:$unready_port/stalled", "apiKey": "$key"}},
  {"id": "siftNodeOpenAi", "name": "OpenAI", "type": "openAiApi",
   "data": {"apiKey": "sk-scripted", "url": "http://127.0.0.1:$model_port/v1", "header": false}}]
 EOF
@@ -236,6 +250,18 @@ check siftNodeRead0001 "len(items) > 3 and [i['index'] for i in items] == list(r
 check siftNodeGrep0001 "len(items) == 2 and all(i['doc_id'] == 'report' and i['section'] == 'Results > Revenue' and i['page'] in (2, 3) for i in items)"
 check siftNodeWrongKey "len(items) == 1 and 'sift refused the API key' in items[0]['error']"
 fails siftNodeNoColl01 "Unknown collection: collection 'nowhere'"
+check siftNodeWarming1 "items and items[0]['doc_id'] == 'gustave'"
+fails siftNodeStalled1 "The search did not finish within its deadline"
+python3 - "$run/unready.jsonl" <<'EOF' || status=1
+import json, sys
+seen = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+warming = [s["status"] for s in seen if s["path"].startswith("/warming/")]
+stalled = [s["status"] for s in seen if s["path"].startswith("/stalled/v1/")]
+ok = warming == [503, 503, 200] and stalled == [503]
+print(f"== {'ok  ' if ok else 'FAIL'} 503 warming up: retried after Retry-After {warming};"
+      f" 503 deadline: not retried {stalled}")
+sys.exit(0 if ok else 1)
+EOF
 check siftNodeAgent001 "len(items) == 1 and 'gustave' in items[0]['output']"
 python3 - "$run/model.jsonl" <<'EOF' || status=1
 import json, sys
