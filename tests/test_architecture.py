@@ -121,7 +121,11 @@ def imports_of(root: Path, path: Path) -> list[Import]:
 def source_files(root: Path) -> list[Path]:
     files: list[Path] = []
     for folder in SCANNED:
-        files += [p for p in (root / folder).rglob("*.py") if "__pycache__" not in p.parts]
+        files += [
+            p
+            for p in (root / folder).rglob("*.py")
+            if "__pycache__" not in p.parts and "node_modules" not in p.parts
+        ]
     return sorted(files)
 
 

@@ -23,7 +23,16 @@ def _build_wheel(out: Path, scratch: Path) -> Path:
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", ".venv*", "build", "*.egg-info", "__pycache__", ".cache", "results", "tests"
+            ".git",
+            ".venv*",
+            "build",
+            "*.egg-info",
+            "__pycache__",
+            ".cache",
+            "results",
+            "tests",
+            # The n8n node package's npm install and build output (hundreds of MB).
+            "node_modules",
         ),
     )
     build = subprocess.run(
@@ -86,6 +95,14 @@ def _entry_points(wheel: Path) -> configparser.ConfigParser:
 def test_only_the_sift_namespace_is_installed(wheel_names: list[str]) -> None:
     tops = {name.split("/", 1)[0] for name in wheel_names if ".dist-info/" not in name}
     assert tops == {"sift"}
+
+
+def test_the_workflow_engine_packages_stay_out_of_the_wheel(wheel_names: list[str]) -> None:
+    # integrations/n8n-node (npm) and integrations/dify-plugin (Dify's runtime) are
+    # packaged by their own tools; package-data globs like **/*.json must not pull them in.
+    shipped = [n for n in wheel_names if "n8n-node" in n or "dify-plugin" in n]
+    assert not shipped, shipped[:10]
+    assert not any("node_modules" in n or n.endswith(".ts") for n in wheel_names)
 
 
 def test_root_folders_map_into_sift(wheel_names: list[str]) -> None:

@@ -16,7 +16,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import SecretStr
 
 import sift
-from sift.integrations.http import _dify, _native, _ops, _ui
+from sift.integrations.http import _dify, _documents, _native, _ops, _ui
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._deps import Service
 from sift.integrations.http._errors import install_handlers
@@ -36,7 +36,9 @@ sift's HTTP service: agentic multi-hop search over your collections.
 * `POST /retrieval` is Dify's External Knowledge API (register this server's base URL in
   Dify; the External Knowledge ID is the collection name).
 * `/v1/...` is the native API: search (JSON, or progress as server-sent events with
-  `Accept: text/event-stream`), batch upsert, delete, collection statistics.
+  `Accept: text/event-stream`), batch upsert, delete, collection statistics, and reads
+  without an episode: a document's passages in order, a regular-expression grep (each
+  passage with its page and section).
 * Every request but `/healthz`, `/readyz`, `/metrics` and the docs needs
   `Authorization: Bearer <key>`.
 * Every error is `{"error_code": int, "error_msg": str}`.
@@ -46,7 +48,7 @@ sift's HTTP service: agentic multi-hop search over your collections.
 """
 
 # Every router the app serves, one per module: a new face is one more entry here.
-ROUTERS = (_dify.router, _native.router, _ops.router, _ui.router)
+ROUTERS = (_dify.router, _native.router, _documents.router, _ops.router, _ui.router)
 
 
 class _Observe:
@@ -134,6 +136,8 @@ def _server_limits(schemas: dict[str, Any], settings: ServerSettings) -> None:
         ("SearchRequest", "question"): {"maxLength": settings.max_query_chars},
         ("SearchRequest", "top_k"): {"maximum": settings.max_top_k},
         ("SearchRequest", "rollouts"): {"maximum": settings.max_rollouts},
+        ("GrepRequest", "pattern"): {"maxLength": settings.max_query_chars},
+        ("GrepRequest", "top_k"): {"maximum": settings.max_top_k},
         ("DocumentsRequest", "documents"): {"maxItems": settings.max_documents_per_request},
     }
     for (model, field), bound in limits.items():
