@@ -43,14 +43,20 @@ from sift.integrations.http._errors import (
     validation_details,
 )
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
-from sift.integrations.http._validation import NOT_BLANK, RequestModel, surrogate_problem
+from sift.integrations.http._validation import (
+    NOT_BLANK,
+    JsonBodyRoute,
+    RequestModel,
+    parse_json,
+    surrogate_problem,
+)
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
 __all__ = ["DocumentsRequest", "router"]
 
 log = logging.getLogger("sift.http")
 
-router = APIRouter(prefix="/v1", tags=["native"])
+router = APIRouter(prefix="/v1", tags=["native"], route_class=JsonBodyRoute)
 
 
 KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
@@ -381,11 +387,9 @@ async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) ->
 def _documents(raw: bytes, limit: int) -> list[Document]:
     """The batch of an ingest request, parsed on a worker thread (a body may be 16 MiB)."""
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(
-            422, INVALID_REQUEST, f"invalid request: the body is not JSON: {exc}"
-        ) from None
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise ApiError(422, INVALID_REQUEST, f"invalid request: {exc}") from None
     problem = surrogate_problem(data)
     if problem:
         raise ApiError(422, INVALID_REQUEST, f"invalid request: {problem}")
