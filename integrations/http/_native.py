@@ -22,7 +22,7 @@ from pydantic import (
 )
 from starlette.background import BackgroundTask
 
-from sift.filters import Filter, FilterOp
+from sift.filters import MAX_FILTER_CONDITIONS, MAX_FILTER_VALUES, Filter, FilterOp, parse_filter
 from sift.integrations.http._deps import (
     Service,
     arrived,
@@ -90,6 +90,7 @@ class BudgetTiers(RequestModel):
 
 
 Scalar = str | int | float | bool | None
+Values = Annotated[list[Scalar], Field(max_length=MAX_FILTER_VALUES)]
 FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
@@ -117,7 +118,7 @@ class ConditionSpec(RequestModel):
 
     field: FieldName
     op: FilterOp = "eq"
-    value: Scalar | list[Scalar] = None
+    value: Scalar | Values = None
 
 
 class FullFilter(RequestModel):
@@ -126,7 +127,7 @@ class FullFilter(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     logic: Literal["and", "or"] = "and"
-    conditions: list[ConditionSpec] = Field(max_length=64)
+    conditions: list[ConditionSpec] = Field(max_length=MAX_FILTER_CONDITIONS)
 
 
 def _short_form_schema(schema: dict[str, Any]) -> None:
@@ -134,8 +135,8 @@ def _short_form_schema(schema: dict[str, Any]) -> None:
 
 
 ShortFilter = Annotated[
-    dict[FieldName, Scalar | list[Scalar] | RangeSpec],
-    Field(json_schema_extra=_short_form_schema, max_length=64),
+    dict[FieldName, Scalar | Values | RangeSpec],
+    Field(json_schema_extra=_short_form_schema, max_length=MAX_FILTER_CONDITIONS),
 ]
 
 
@@ -181,20 +182,19 @@ class Deleted(BaseModel):
 
 
 def _filter(spec: FullFilter | dict[str, Any] | None) -> Filter | None:
+    """The request's filter through the rules every face shares (`parse_filter`)."""
     if isinstance(spec, FullFilter):
-        return Filter.model_validate(spec.model_dump())
-    if spec is not None and "conditions" in spec:
-        raise ApiError(
-            422, INVALID_REQUEST, "filters: a full filter needs a list of conditions objects"
-        )
-    if spec is not None:
-        spec = {
+        data: dict[str, Any] | None = spec.model_dump()
+    elif spec is not None:
+        data = {
             k: v.model_dump(exclude_unset=True) if isinstance(v, RangeSpec) else v
             for k, v in spec.items()
         }
+    else:
+        data = None
     try:
-        return Filter.of(spec)
-    except (ValidationError, ValueError, TypeError) as exc:
+        return parse_filter(data)
+    except ValueError as exc:
         raise ApiError(422, INVALID_REQUEST, f"filters: {exc}") from None
 
 
