@@ -224,10 +224,7 @@ def locked(exc: BaseException) -> bool:
     """Whether a failure is another process holding the store's write lock."""
     if isinstance(exc, StoreLockedError):
         return True
-    text = str(exc)
-    if isinstance(exc, sqlite3.OperationalError):
-        return "database is locked" in text
-    return isinstance(exc, CorpusError) and "locked by another process" in text
+    return isinstance(exc, sqlite3.OperationalError) and "database is locked" in str(exc)
 
 
 def store_error(exc: BaseException, retry_after_s: int) -> ApiError | None:

@@ -27,7 +27,7 @@ from typing import Any
 import tantivy
 
 from sift.analysis import Analyzer
-from sift.errors import CorpusError
+from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
@@ -174,7 +174,7 @@ class LexicalIndex:
                 self._writer = self._live().writer(heap_size=self._heap, num_threads=1)
             except ValueError as exc:
                 # tantivy allows one writer per index: another process is writing.
-                raise CorpusError(
+                raise StoreLockedError(
                     f"the store's BM25 index at {self._dir} is locked by another process "
                     f"that is writing to this store; write from one process at a time ({exc})"
                 ) from None

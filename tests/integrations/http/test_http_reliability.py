@@ -104,7 +104,8 @@ def test_another_process_writing_is_409_with_retry_after(store_root: Path, start
             assert refused.status_code == 409, refused.text
             assert refused.json()["error_code"] == 4090
             assert refused.headers["Retry-After"] == "3"
-            assert "another process" in refused.json()["error_msg"]
+            message = refused.json()["error_msg"]
+            assert "another process" in message and f"process {holder.pid}" in message
             refused = client.delete("/v1/collections/docs/documents/eiffel")
             assert refused.status_code == 409, refused.text
             assert holder.stdin is not None
