@@ -11,8 +11,7 @@ from sift.integrations.interpreters import start_python
 
 _REPLY = (
     "from sift.integrations.interpreters import child_pipes; import sift; "
-    "requests, answers = child_pipes(); answers.send_bytes(sift.__file__.encode()); "
-    "requests.recv_bytes()"
+    "requests, answers = child_pipes(); answers.send_bytes(sift.__file__.encode())"
 )
 
 

@@ -131,7 +131,8 @@ def _inspect(path: Path, *, create: bool, lock: WriterLock) -> bool:
     try:
         return inspect(path, create=create)
     except NotAStoreError:
-        if not path.is_dir() or lock.try_acquire():
+        # A folder without the lock file is nobody's store being made: left untouched.
+        if not (path / LOCK_NAME).is_file() or lock.try_acquire():
             lock.release()
             raise
         lock.acquire()  # held by another process: StoreLockedError names it
