@@ -174,6 +174,8 @@ class Level:
     statuses: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: Counter[str] = field(default_factory=Counter)
+    # Each 5xx answer's error_code, and each stream that ended in a `sift.error` event.
+    codes: Counter[str] = field(default_factory=Counter)
     late: int = 0
     admitted: int = 0
     degraded: int = 0
@@ -206,8 +208,20 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-async def _one(client: httpx.AsyncClient, kind: str, question: str) -> tuple[int, bool]:
-    """One request of `kind`: its status, and whether the answer was degraded."""
+def _code(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("error_code", response.status_code))
+    except ValueError:
+        return str(response.status_code)
+
+
+class StreamError(RuntimeError):
+    """A stream that answered 200 and ended in a `sift.error` event (its code)."""
+
+
+async def _one(client: httpx.AsyncClient, kind: str, question: str) -> tuple[int, bool, str]:
+    """One request of `kind`: its status, whether the answer was degraded, and the
+    error_code of a 5xx."""
     if kind.startswith("retrieval"):
         collection = "hotpotqa" if kind == "retrieval_agentic" else "hotpotqa-quick"
         body = {
@@ -216,19 +230,25 @@ async def _one(client: httpx.AsyncClient, kind: str, question: str) -> tuple[int
             "retrieval_setting": {"top_k": 10, "score_threshold": 0.0},
         }
         response = await client.post("/retrieval", json=body)
-        return response.status_code, "x-sift-degraded" in response.headers
+        code = _code(response) if response.status_code >= 500 else ""
+        return response.status_code, "x-sift-degraded" in response.headers, code
     body = {"collection": "hotpotqa", "question": question, "top_k": 10, "deadline_s": DEADLINE_S}
     if kind == "search_json":
         response = await client.post("/v1/search", json=body)
         degraded = response.status_code == 200 and "degraded" in response.json()["flags"]
-        return response.status_code, degraded
+        return (
+            response.status_code,
+            degraded,
+            _code(response) if response.status_code >= 500 else "",
+        )
     async with client.stream(
         "POST", "/v1/search", json=body, headers={"Accept": "text/event-stream"}
     ) as response:
         text = "".join([chunk async for chunk in response.aiter_text()])
     if response.status_code == 200 and "event: sift.result" not in text:
-        raise RuntimeError("stream ended without a result")
-    return response.status_code, '"degraded"' in text
+        found = re.search(r'"error_code":\s*(\d+)', text)
+        raise StreamError(f"stream ended in error {found.group(1) if found else 'none'}")
+    return response.status_code, '"degraded"' in text, ""
 
 
 def _http_client(url: str) -> httpx.AsyncClient:
@@ -259,10 +279,16 @@ async def _client(
             turn += 1
             started = time.monotonic()
             try:
-                status, degraded = await _one(client, kind, question)
+                status, degraded, code = await _one(client, kind, question)
+            except StreamError as exc:
+                level.errors["StreamError"] += 1
+                level.codes[f"stream {str(exc).rsplit(' ', 1)[-1]}"] += 1
+                continue
             except (httpx.HTTPError, RuntimeError) as exc:
                 level.errors[type(exc).__name__] += 1
                 continue
+            if code:
+                level.codes[f"{status} {code}"] += 1
             took = time.monotonic() - started
             level.statuses[kind][status] += 1
             if status == 200:
@@ -509,6 +535,14 @@ def report(args: argparse.Namespace, baseline: Level, levels: list[Level], kills
         errors.update(level.errors)
     if errors:
         lines.append(f"Connection/protocol errors by type: {dict(errors)}.")
+    codes: Counter[str] = Counter()
+    for level in [baseline, *levels]:
+        codes.update(level.codes)
+    if codes:
+        lines.append(
+            f"5xx answers and streams ended in an error, by error_code: {dict(codes)} "
+            "(5040: not even the single-shot fallback finished within deadline + grace)."
+        )
     if kills is not None:
         lines += [
             "",

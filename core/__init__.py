@@ -11,15 +11,18 @@ import os
 from typing import Any
 
 from sift.errors import (
+    ConfigurationError,
     CorpusError,
     DocumentError,
     IncompatibleStoreError,
     InvalidPatternError,
     InvalidQueryError,
+    MissingExtraError,
     ModelNotFoundError,
     ModelServerError,
     NotAStoreError,
     SiftError,
+    StoreLockedError,
     StoreUnavailableError,
 )
 from sift.filters import Condition, Filter
@@ -41,6 +44,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Chunk",
     "Condition",
+    "ConfigurationError",
     "Corpus",
     "CorpusError",
     "Decision",
@@ -54,6 +58,7 @@ __all__ = [
     "IncompatibleStoreError",
     "InvalidPatternError",
     "InvalidQueryError",
+    "MissingExtraError",
     "ModelNotFoundError",
     "ModelServerError",
     "NotAStoreError",
@@ -62,6 +67,7 @@ __all__ = [
     "Reranker",
     "SearchResult",
     "SiftError",
+    "StoreLockedError",
     "StoreUnavailableError",
     "TokenCounter",
     "ToolCall",

@@ -147,6 +147,19 @@ class HarnessConfig(BaseSettings):
                 "token tiers must satisfy threshold_tokens <= rejection_tokens <= budget_tokens"
                 f"; got {self.threshold_tokens}, {self.rejection_tokens}, {self.budget_tokens}"
             )
+        # Below the smallest tool result the harness lets a call return, with its framing
+        # and the turn's notices, the very first call is over the threshold: every episode
+        # would be "over budget" from its first step.
+        reserves = self.reserve_per_call_tokens + self.reserve_per_turn_tokens
+        smallest = self.min_call_tokens + reserves
+        if self.threshold_tokens < smallest:
+            raise ValueError(
+                f"threshold_tokens {self.threshold_tokens} is below the size of one tool "
+                f"result ({smallest} tokens: min_call_tokens {self.min_call_tokens} plus "
+                f"reserve_per_call_tokens {self.reserve_per_call_tokens} and "
+                f"reserve_per_turn_tokens {self.reserve_per_turn_tokens}); use at least "
+                f"{smallest}"
+            )
         return self
 
     @property

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 __all__ = [
+    "ConfigurationError",
     "CorpusError",
     "DocumentError",
     "IncompatibleStoreError",
     "InvalidPatternError",
     "InvalidQueryError",
+    "MissingExtraError",
     "ModelNotFoundError",
     "ModelServerError",
     "NotAStoreError",
     "SiftError",
+    "StoreLockedError",
     "StoreUnavailableError",
 ]
 
@@ -28,6 +31,15 @@ class InvalidPatternError(SiftError, ValueError):
     """A grep pattern is too long or not accepted by the linear-time regex engine."""
 
 
+class ConfigurationError(SiftError, ValueError):
+    """A setting or option names something that does not exist (an unknown embedder)."""
+
+
+class MissingExtraError(SiftError, ImportError):
+    """What was asked for needs an optional extra that is not installed; the message
+    names the extra and the command that installs it."""
+
+
 class CorpusError(SiftError):
     """A store operation failed."""
 
@@ -38,6 +50,11 @@ class NotAStoreError(CorpusError):
 
 class IncompatibleStoreError(CorpusError):
     """A store was written by a sift version whose schema this version cannot read."""
+
+
+class StoreLockedError(CorpusError):
+    """Another process is writing to the store: this write is refused before anything of
+    it is stored. The message names the other writer where the store knows it."""
 
 
 class StoreUnavailableError(CorpusError):

@@ -8,11 +8,20 @@ the semantics of record; the store tests check that agreement.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["Condition", "Filter", "FilterOp", "matches"]
+__all__ = [
+    "MAX_FILTER_CONDITIONS",
+    "MAX_FILTER_VALUES",
+    "Condition",
+    "Filter",
+    "FilterOp",
+    "matches",
+    "parse_filter",
+]
 
 FilterOp = Literal[
     "eq",
@@ -32,6 +41,14 @@ FilterOp = Literal[
 ]
 
 _RANGE_KEYS = {"gt", "gte", "lt", "lte"}
+_COMPARISONS = _RANGE_KEYS | {"eq", "ne"}
+_OPS = frozenset(get_args(FilterOp))
+
+# What one filter may hold, on every face (HTTP, MCP, the LangChain tool): beyond these a
+# filter is a mistake or an attack, and a list of 10,000 values cost seconds of CPU.
+MAX_FILTER_CONDITIONS = 64
+MAX_FILTER_VALUES = 1_000
+_MAX_FIELD_CHARS = 256
 
 
 class Condition(BaseModel):
@@ -42,6 +59,16 @@ class Condition(BaseModel):
     field: str = Field(min_length=1, max_length=256)
     op: FilterOp = "eq"
     value: Any = None
+
+    @cached_property
+    def members(self) -> frozenset[Any] | list[Any]:
+        """The values of `in` / `not_in` as a set (a list when one is not hashable):
+        tested once per record, a list of 10,000 values was 10,000 comparisons each."""
+        values = self.value if isinstance(self.value, list | tuple | set | frozenset) else []
+        try:
+            return frozenset(values)
+        except TypeError:
+            return list(values)
 
 
 class Filter(BaseModel):
@@ -101,10 +128,12 @@ def _test(condition: Condition, record: Mapping[str, Any]) -> bool:
         return want in values
     if op == "ne":
         return want not in values
-    if op == "in":
-        return any(v in list(want or []) for v in values)
-    if op == "not_in":
-        return not any(v in list(want or []) for v in values)
+    if op in ("in", "not_in"):
+        members = condition.members if isinstance(want, list | tuple | set | frozenset) else []
+        if isinstance(want, str):
+            members = list(want)  # a string's characters, as before
+        found = any(_member(v, members) for v in values)
+        return found if op == "in" else not found
     if op in _RANGE_KEYS:
         return have is not None and any(_compare(v, want, op) for v in values)
     text = [str(v) for v in values if v is not None]
@@ -116,6 +145,101 @@ def _test(condition: Condition, record: Mapping[str, Any]) -> bool:
     if op == "starts_with":
         return any(t.startswith(needle) for t in text)
     return any(t.endswith(needle) for t in text)  # ends_with
+
+
+def _member(value: Any, members: frozenset[Any] | list[Any]) -> bool:
+    try:
+        return value in members
+    except TypeError:  # an unhashable value (a list inside metadata) is in no set
+        return False
+
+
+def _scalar(value: Any, where: str) -> None:
+    if not (value is None or isinstance(value, str | int | float | bool)):
+        raise ValueError(
+            f"{where}: a value is a string, number, boolean or null, not {type(value).__name__}"
+        )
+
+
+def _value(value: Any, where: str) -> None:
+    if isinstance(value, list):
+        if len(value) > MAX_FILTER_VALUES:
+            raise ValueError(
+                f"{where}: {len(value):,} values; the limit is {MAX_FILTER_VALUES:,} per condition"
+            )
+        for index, item in enumerate(value):
+            _scalar(item, f"{where}[{index}]")
+        return
+    _scalar(value, where)
+
+
+def _field(name: Any, where: str) -> None:
+    if not isinstance(name, str) or not 1 <= len(name) <= _MAX_FIELD_CHARS:
+        raise ValueError(f"{where}: a field name is text of 1 to {_MAX_FIELD_CHARS} characters")
+
+
+def _many(count: int) -> None:
+    if count > MAX_FILTER_CONDITIONS:
+        raise ValueError(f"{count} conditions; the limit is {MAX_FILTER_CONDITIONS} per filter")
+
+
+def _checked_full(spec: Mapping[str, Any]) -> None:
+    unknown = set(spec) - {"logic", "conditions"}
+    if unknown:
+        raise ValueError(f"a full filter has logic and conditions only, not {sorted(unknown)}")
+    if spec.get("logic", "and") not in ("and", "or"):
+        raise ValueError(f"logic is 'and' or 'or', not {spec.get('logic')!r}")
+    conditions = spec["conditions"]
+    if not isinstance(conditions, list | tuple):
+        raise ValueError("conditions is a list of {field, op, value} objects")
+    _many(len(conditions))
+    for index, condition in enumerate(conditions):
+        where = f"conditions[{index}]"
+        if not isinstance(condition, Mapping):
+            raise ValueError(f"{where}: a condition is a {{field, op, value}} object")
+        unknown = set(condition) - {"field", "op", "value"}
+        if unknown:
+            raise ValueError(f"{where}: a condition has field, op and value only")
+        _field(condition.get("field"), f"{where}.field")
+        op = condition.get("op", "eq")
+        if op not in _OPS:
+            raise ValueError(f"{where}.op: {op!r} is not one of {', '.join(sorted(_OPS))}")
+        _value(condition.get("value"), f"{where}.value")
+
+
+def _checked_short(spec: Mapping[str, Any]) -> None:
+    _many(len(spec))
+    for name, value in spec.items():
+        _field(name, f"{str(name)[:40]!r}")
+        where = str(name)[:80]
+        if isinstance(value, Mapping):
+            if not value or not set(value) <= _COMPARISONS:
+                raise ValueError(
+                    f"{where}: an object holds comparisons ({', '.join(sorted(_COMPARISONS))})"
+                )
+            for op, bound in value.items():
+                _scalar(bound, f"{where}.{op}")
+        else:
+            _value(value, where)
+
+
+def parse_filter(spec: Any) -> Filter | None:
+    """A filter as a caller sent it (JSON data: the short form `{"lang": "en", "year":
+    {"gte": 2000}}` or `{"logic", "conditions"}`), checked by the rules every face shares
+    (HTTP, MCP, the LangChain tool): scalar values, at most `MAX_FILTER_CONDITIONS`
+    conditions and `MAX_FILTER_VALUES` values in a list. ValueError names what is wrong."""
+    if spec is None or isinstance(spec, Filter):
+        return spec
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"a filter is an object, not {type(spec).__name__}")
+    if "conditions" in spec:
+        _checked_full(spec)
+    else:
+        _checked_short(spec)
+    try:
+        return Filter.of(spec)
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"]) from None
 
 
 def matches(spec: Filter | None, record: Mapping[str, Any]) -> bool:

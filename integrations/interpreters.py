@@ -1,9 +1,12 @@
 """Child interpreters driven over two pipes: the HTTP service's search processes
 (`http/_processes.py`).
 
-A child is a fresh interpreter (`python -c COMMAND`): never a fork of the caller's
+A child is a fresh interpreter (`python -P -c COMMAND`): never a fork of the caller's
 multi-threaded process, and never a re-run of the caller's main module as
-multiprocessing's spawn would do. It reads requests from one pipe and answers on the
+multiprocessing's spawn would do. `-P` keeps the current folder off its import path
+(plain `-c` puts it first): a folder named `sift` where the user runs a command must not
+run inside every child. The environment (PYTHONPATH included) is kept: a child imports
+what its parent does. It reads requests from one pipe and answers on the
 other; when the request pipe closes (the parent ended, even by SIGKILL) its next read
 sees EOF, so it never outlives its parent.
 
@@ -27,13 +30,13 @@ _IGNORE_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
 
 
 def start_python(command: str) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
-    """Starts `python -c command`; returns the process, the pipe to send it requests on
+    """Starts `python -P -c command`; returns the process, the pipe to send it requests on
     and the pipe to read its answers from."""
     down_read, down_write = os.pipe()
     up_read, up_write = os.pipe()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _IGNORE_SIGINT + command, str(down_read), str(up_write)],
+            [sys.executable, "-P", "-c", _IGNORE_SIGINT + command, str(down_read), str(up_write)],
             pass_fds=(down_read, up_write),
             stdin=subprocess.DEVNULL,
         )

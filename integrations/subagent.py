@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sift.config import HarnessConfig
-from sift.filters import Filter
+from sift.filters import Filter, parse_filter
 from sift.types import FoundBy, SearchResult, StopReason, Usage
 
 __all__ = [
@@ -71,11 +71,14 @@ def run_config(config: HarnessConfig, max_turns: int | None) -> HarnessConfig:
 
 
 def checked_filter(spec: Any) -> Filter | None:
-    """The metadata filter a model gave, or a ValueError that shows it and says why."""
+    """The metadata filter a model gave, checked by the rules the HTTP API applies
+    (`parse_filter`), or a ValueError that shows it and says why."""
     try:
-        return Filter.of(spec)
+        return parse_filter(spec)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"filters {spec!r} are not a valid metadata filter: {exc}") from None
+        shown = repr(spec)
+        shown = shown if len(shown) <= 200 else shown[:200] + "..."
+        raise ValueError(f"filters {shown} are not a valid metadata filter: {exc}") from None
 
 
 def failure_of(result: SearchResult) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -203,3 +204,60 @@ def japanese_sample() -> JapaneseSample:
         if gold in ids:
             questions.append((record["question"], gold))
     return JapaneseSample([*documents, APPLE_JA, *ENGLISH_PAGES], questions)
+
+
+# --------------------------------------------------------------------------- small disks
+
+_PROBE = "mount -t tmpfs -o size=1m tmpfs {mnt} && test -d {mnt}"
+
+
+def _small_disk_reason(tmp_path: Path) -> str | None:
+    """Why a size-limited folder cannot be made here, or None when it can: a tmpfs mounted
+    in a private mount namespace (`unshare -rm`, unprivileged through a user namespace)."""
+    if shutil.which("unshare") is None:
+        return "no `unshare` to mount a size-limited tmpfs: apt-get install util-linux"
+    mnt = tmp_path / "probe"
+    mnt.mkdir()
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", _PROBE.format(mnt=mnt)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return (
+            "cannot mount a size-limited tmpfs in a private mount namespace here "
+            f"(unshare -rm: {probe.stderr.strip() or probe.returncode}): allow "
+            "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
+        )
+    return None
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Path:
+    """A folder where a script run with `unshare -rm sh -c` may mount a tmpfs (of a size
+    it chooses, remounted read-only if it likes): a full disk or a read-only mount."""
+    reason = _small_disk_reason(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    return mnt
+
+
+@pytest.fixture
+def in_mount_namespace(small_disk: Path, tmp_path: Path) -> Callable[[str], Any]:
+    """Runs a shell script in a private mount namespace (`unshare -rm`), where it may
+    mount a tmpfs on `small_disk`; its completed process, output as text."""
+
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["unshare", "-rm", "sh", "-c", script],
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            timeout=300,
+            check=False,
+        )
+
+    return run

@@ -10,9 +10,10 @@ bad argument, input, setting or store); 130 interrupted.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -97,38 +98,83 @@ def _setting_error(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
         field = ".".join(str(p) for p in error["loc"])
-        names = [
-            key
-            for key in os.environ
-            if key.startswith(("SIFT_", "OLLAMA_")) and key.lower().endswith(field.lower())
-        ]
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if field:
+            names = [
+                key
+                for key in os.environ
+                if key.startswith(("SIFT_", "OLLAMA_")) and key.lower().endswith(field.lower())
+            ]
+        else:
+            # A rule across fields (the token tiers): the variables it names.
+            names = [
+                key
+                for key in os.environ
+                if key.startswith("SIFT_") and key[5:].lower() in message.lower()
+            ]
         where = f"{names[0]}={os.environ[names[0]]!r}" if names else f"{exc.title}.{field}"
-        parts.append(f"{where}: {error['msg']}")
+        parts.append(f"{where}: {message}")
     return "invalid setting " + "; ".join(parts)
 
 
-def main(argv: list[str] | None = None) -> None:
-    try:
+# The base of every usage error (typer ships its own click and exports only some of it).
+_CLICK_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
+def _wants_json(argv: list[str] | None) -> bool:
+    args = sys.argv[1:] if argv is None else argv
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def _fail(message: str, code: int, as_json: bool) -> NoReturn:
+    """One line on stderr; with --json, the same error as JSON on stdout, where a
+    program reading the command's output looks for it."""
+    print(f"sift: error: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False), flush=True)
+    raise SystemExit(code)
+
+
+def _run(argv: list[str] | None, as_json: bool) -> None:
+    if not as_json:
         app(args=argv, standalone_mode=True)
+        return
+    # Usage errors are raised rather than printed, so that they reach stdout as JSON too.
+    try:
+        outcome = app(args=argv, standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        # format_message names the option ("Invalid value for '--top-k': ...").
+        describe = getattr(exc, "format_message", None)
+        _fail(describe() if callable(describe) else str(exc), getattr(exc, "exit_code", 2), as_json)
+    except typer.Abort:
+        _fail("aborted", 1, as_json)
+    raise SystemExit(outcome if isinstance(outcome, int) else 0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    as_json = _wants_json(argv)
+    try:
+        _run(argv, as_json)
     except SiftError as exc:
-        print(f"sift: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        _fail(str(exc), 2, as_json)
     except ValidationError as exc:
         # Settings read from the environment (SIFT_*, OLLAMA_HOST) are checked on use.
         if exc.title not in _SETTINGS:
             raise
-        print(f"sift: error: {_setting_error(exc)}", file=sys.stderr)
-        raise SystemExit(2) from None
+        _fail(_setting_error(exc), 2, as_json)
     except ModuleNotFoundError as exc:
         extra = _EXTRAS.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        print(
-            f"sift: error: this needs the `{extra}` extra ({exc.name} is not installed): "
+        _fail(
+            f"this needs the `{extra}` extra ({exc.name} is not installed): "
             f"pip install 'sift-harness[{extra}]'",
-            file=sys.stderr,
+            2,
+            as_json,
         )
-        raise SystemExit(2) from None
     except KeyboardInterrupt:
         print("sift: interrupted", file=sys.stderr)
         raise SystemExit(130) from None

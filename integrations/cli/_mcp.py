@@ -39,6 +39,25 @@ def _policy(
     return policy_from_settings(**{k: v for k, v in given.items() if v is not None})
 
 
+def _check_exposure(host: str, key: str | None) -> None:
+    """Refuses a non-loopback address without a key; warns on loopback without one."""
+    from sift.integrations.guards import is_loopback
+
+    if key is not None:
+        return
+    if not is_loopback(host):
+        raise typer.BadParameter(
+            f"--host {host} serves MCP beyond this machine: it needs a key (--key or "
+            "SIFT_MCP_KEY), which clients send as 'Authorization: Bearer <key>'"
+        )
+    print(
+        "sift: warning: the MCP server has no key: any program on this machine can use "
+        "it (set --key or SIFT_MCP_KEY)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp(
@@ -69,6 +88,26 @@ def register(app: typer.Typer) -> None:
         log_level: Annotated[
             str, typer.Option(help="Server log level (logs go to stderr).")
         ] = "warning",
+        key: Annotated[
+            str | None,
+            typer.Option(
+                "--key",
+                envvar="SIFT_MCP_KEY",
+                help="Bearer key every streamable HTTP request must carry (Authorization: "
+                "Bearer <key>); required on a non-loopback --host (env SIFT_MCP_KEY).",
+                show_default=False,
+            ),
+        ] = None,
+        allow_host: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allow-host",
+                envvar="SIFT_MCP_ALLOWED_HOSTS",
+                help="A host name clients reach the server by (besides loopback names and "
+                "IP addresses), e.g. mcp.example.org or *.example.org; repeatable (env "
+                "SIFT_MCP_ALLOWED_HOSTS, space-separated).",
+            ),
+        ] = None,
     ) -> None:
         """Serve the store over MCP: the tools search (one agentic episode), read_document
         and grep, and documents as sift://doc/{id}. For Claude Desktop, Claude Code, Cursor
@@ -99,6 +138,10 @@ def register(app: typer.Typer) -> None:
                 f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in exc.errors()
             )
             raise typer.BadParameter(problems) from None
+        if key is not None and (len(key) < 8 or any(c.isspace() for c in key)):
+            raise typer.BadParameter("--key needs at least 8 characters and no whitespace")
+        if transport == "streamable-http":
+            _check_exposure(host, key)
         # A path that holds no store is an error naming it, never a new empty store.
         corpus = open_store(store, create=False)
 
@@ -123,6 +166,8 @@ def register(app: typer.Typer) -> None:
                     path=path,
                     log_level=level.lower(),
                     on_ready=ready,
+                    key=key,
+                    allowed_hosts=allow_host or (),
                 )
             )
         except KeyboardInterrupt:

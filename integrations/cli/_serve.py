@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 __all__ = ["register", "settings_from_options"]
 
@@ -88,6 +89,15 @@ def register(app: typer.Typer) -> None:
                 "--allow-anonymous", help="Accept requests without a key (local testing only)."
             ),
         ] = False,
+        allow_host: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allow-host",
+                help="With --allow-anonymous: a host name clients reach the service by, "
+                "besides loopback names and IP addresses; repeatable (env "
+                "SIFT_SERVER_ALLOWED_HOSTS, space-separated).",
+            ),
+        ] = None,
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     ) -> None:
         """Serve collections over HTTP: POST /retrieval (Dify), /v1/search (with SSE
@@ -102,6 +112,7 @@ def register(app: typer.Typer) -> None:
             max_concurrency=max_concurrency,
             search_processes=search_processes,
             allow_anonymous=allow_anonymous or None,
+            allowed_hosts=" ".join(allow_host) if allow_host else None,
         )
         import sys
 
@@ -116,6 +127,10 @@ def register(app: typer.Typer) -> None:
 
         try:
             application = create_app(settings)
+        except ValidationError as exc:
+            if exc.title in ("HarnessConfig", "HeuristicPlannerConfig"):
+                raise  # a bad SIFT_* setting: `main` names the variable, on one line
+            raise typer.BadParameter(str(exc)) from None
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
         single, extra = settings.single_store(), settings.cli_store()

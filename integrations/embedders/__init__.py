@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sift.errors import ConfigurationError
 from sift.integrations.embedders._hash import HashEmbedder
 from sift.integrations.embedders._languages import (
     ANY_LANGUAGE,
@@ -42,8 +43,12 @@ def embedder_names() -> tuple[str, ...]:
 def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:
     """The embedder registered under `name`; unknown names list the valid ones."""
     if name == "hash" or name.startswith("hash:"):
-        dim = int(name.split(":", 1)[1]) if ":" in name else 256
-        return HashEmbedder(dim=dim)
+        size = name.split(":", 1)[1] if ":" in name else "256"
+        if not size.isdigit() or int(size) < 1:
+            raise ConfigurationError(
+                f"embedder {name!r}: the hash embedder's size is a positive integer (hash:64)"
+            )
+        return HashEmbedder(dim=int(size))
     if name == "static":
         from sift.integrations.embedders._static import StaticEmbedder
 
@@ -56,4 +61,4 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:
         from sift.integrations.embedders._ollama import OllamaEmbedder
 
         return OllamaEmbedder(model=name.split(":", 1)[1], **options)  # type: ignore[arg-type]
-    raise ValueError(f"unknown embedder {name!r}; valid names: {', '.join(_NAMES)}")
+    raise ConfigurationError(f"unknown embedder {name!r}; valid names: {', '.join(_NAMES)}")

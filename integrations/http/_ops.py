@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 import sift
 from sift.integrations.http._deps import Service, service
-from sift.integrations.http._errors import COMMON_RESPONSES
+from sift.integrations.http._errors import COMMON_RESPONSES, ApiError
 from sift.integrations.http._metrics import PROMETHEUS_CONTENT_TYPE
 
 __all__ = ["Health", "Readiness", "router"]
@@ -39,7 +39,8 @@ class Readiness(BaseModel):
     status: str = Field(description="`ready`, or `warming` while stores are opened.")
     collections: dict[str, str] = Field(
         default_factory=dict,
-        description="Each collection warmed at start-up: `ready` or why it is not usable.",
+        description="Each collection warmed at start-up: `ready` or why it is not usable; "
+        "only with a key that may use it.",
     )
 
 
@@ -58,12 +59,21 @@ async def healthz(svc: ServiceDep) -> Health:
         503: {"model": Readiness, "description": "Still warming up: do not route traffic."},
     },
 )
-async def readyz(svc: ServiceDep) -> Response:
-    """200 once every served store, embedder and policy is warm; 503 until then."""
+async def readyz(request: Request, svc: ServiceDep) -> Response:
+    """200 once every served store, embedder and policy is warm; 503 until then. The
+    collections are named only to a caller whose key may use them (anyone may ask)."""
     ready = svc.engine.ready
-    body = Readiness(
-        status="ready" if ready else "warming", collections=dict(svc.engine.warm_report)
-    )
+    try:
+        key = svc.auth.identify(request.headers.get("authorization"))
+    except ApiError:
+        shown = {}
+    else:
+        shown = {
+            name: state
+            for name, state in svc.engine.warm_report.items()
+            if key is None or key.allows(name)
+        }
+    body = Readiness(status="ready" if ready else "warming", collections=shown)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
 

@@ -428,7 +428,7 @@ class _SignalledJob(Job):
 
 
 def serve() -> None:
-    """A search process (`python -c`, see `_COMMAND`): answers requests from the pipe in
+    """A search process (`python -P -c`, see `_COMMAND`): answers requests from the pipe in
     argv[1] on the pipe in argv[2] until the request pipe closes."""
     requests, answers = child_pipes()
     sender = _Sender(answers)

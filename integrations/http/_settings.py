@@ -138,7 +138,15 @@ class ServerSettings(BaseSettings):
         '"collections": ["docs"]}]}',
     )
     allow_anonymous: bool = Field(
-        default=False, description="Serve without any key (loopback development only)."
+        default=False,
+        description="Serve without any key (development only). Then a request is refused "
+        "unless its Host is a loopback name, an IP address or an allowed host, and its "
+        "Origin (when sent) one of those too: no web page can reach the service.",
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="Without keys: host names clients reach the service by besides loopback "
+        "names and IP addresses (`sift.example.org *.example.org`; spaces or commas).",
     )
     collections_file: Path | None = Field(
         default=None,
@@ -223,6 +231,9 @@ class ServerSettings(BaseSettings):
         "collector's reach (gc.freeze): a full collection then walks only what requests "
         "made since, so it no longer stalls /healthz and every stream for 100 ms and more.",
     )
+
+    def allowed_host_names(self) -> list[str]:
+        return [name for name in re.split(r"[\s,]+", self.allowed_hosts) if name]
 
     def store_root(self) -> str:
         if self.store:

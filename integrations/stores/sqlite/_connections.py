@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from sift.errors import CorpusError
-from sift.integrations.stores.sqlite._schema import DB_NAME, connect
+from sift.integrations.stores.sqlite._schema import DB_NAME, connect, store_error
 
 __all__ = ["Connections"]
 
@@ -21,8 +21,9 @@ class Connections:
     whose thread has ended is closed when the next one is opened (episodes run store
     calls on short-lived pools, and each connection holds up to 64 MB of page cache)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self._path = path
+        self.read_only = read_only
         self._local = threading.local()
         self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
@@ -34,7 +35,10 @@ class Connections:
             raise CorpusError(f"store {self._path} is closed")
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self._path / DB_NAME)
+            try:
+                conn = connect(self._path / DB_NAME, read_only_folder=self.read_only)
+            except sqlite3.Error as exc:
+                raise store_error(exc, self._path / DB_NAME) from None
             self._local.conn = conn
             with self._lock:
                 self._close_ended_threads_connections()

@@ -37,6 +37,7 @@ from sift.integrations.stores.sqlite._schema import transaction
 from sift.integrations.stores.sqlite._state import current_seq, read_meta
 from sift.integrations.stores.sqlite._trigrams import TrigramIndex
 from sift.integrations.stores.sqlite._vectors import ExactVectors
+from sift.integrations.stores.sqlite._writer import WriterLock
 
 if TYPE_CHECKING:
     # Imported when a store needs it (usearch takes a while to import).
@@ -147,11 +148,19 @@ class Derived:
         writer: bool,
         vector_index: str,
         ann_threshold: int,
+        lock: WriterLock,
+        read_only: bool = False,
         entity_graph: bool = False,
     ) -> Derived:
         """Opens every index and catches it up with SQLite; on failure, closes what it
-        opened (the BM25 index's writer lock among them) and raises."""
-        lexical = _Lexical(LexicalIndex(path / "lexical", analyzer, writable=writer), path)
+        opened (the BM25 index's writer lock among them) and raises. `writer`: the
+        caller holds the store's writer lock (`lock`), and the indexes may be written.
+        `read_only`: the folder cannot be written; the BM25 index is built in memory."""
+        lexical = _Lexical(
+            LexicalIndex(path / "lexical", analyzer, writable=writer, in_memory=read_only),
+            path,
+            lock,
+        )
         more: list[DerivedIndex] = []
         if entity_graph:
             # Imported here: the entity index's module imports this one.
@@ -186,6 +195,11 @@ class Derived:
     def apply(self, written: Written) -> None:
         for index in self.indexes:
             index.apply(written)
+
+    def discard(self) -> None:
+        """Closes every index without saving anything (the store opens them again,
+        caught up, from SQLite)."""
+        release_quietly("derived indexes", [(index.closing, index.close) for index in self.indexes])
 
     def wait(self) -> None:
         for index in self.indexes:
@@ -247,14 +261,15 @@ class _Lexical:
 
     closing = "closing the BM25 index"
 
-    def __init__(self, index: LexicalIndex, store: Path) -> None:
+    def __init__(self, index: LexicalIndex, store: Path, lock: WriterLock) -> None:
         self.index = index
         self._store = store
+        self._lock = lock
 
     def may_write(self, writer: bool) -> bool:
         """Whether this process may write the derived indexes' files: it takes the
-        store's write lock (tantivy's), unless another process holds it."""
-        if not writer:
+        store's writer lock and tantivy's, unless another process holds them."""
+        if not writer or not self._lock.try_acquire():
             return False
         try:
             self.index.lock()
@@ -264,7 +279,12 @@ class _Lexical:
 
     def catch_up(self, changes: ChangeLog) -> None:
         lex = self.index
+        if lex.in_memory:
+            self._rebuild(changes)
+            lex.commit(changes.seq)
+            return
         if lex.seq == changes.seq:
+            self._check_count(changes)
             return
         if not changes.writer:
             # The writing process is between a SQLite commit and its BM25 commit (or
@@ -278,10 +298,7 @@ class _Lexical:
             )
             return
         if not changes.covers(lex.seq):
-            lex.reset()
-            cursor = changes.conn.execute(_CHUNK_ROWS)
-            while rows := cursor.fetchmany(5_000):
-                lex.add(rows)
+            self._rebuild(changes)
             return
         touched = sorted(set(changes.chunks_since(lex.seq)))
         # Delete before re-adding: the index may already hold some of these chunks when
@@ -291,6 +308,38 @@ class _Lexical:
             lex.delete(part)
             marks = ",".join("?" * len(part))
             lex.add(changes.conn.execute(f"{_CHUNK_ROWS} WHERE c.id IN ({marks})", part).fetchall())
+
+    def _rebuild(self, changes: ChangeLog) -> None:
+        self.index.reset()
+        cursor = changes.conn.execute(_CHUNK_ROWS)
+        while rows := cursor.fetchmany(5_000):
+            self.index.add(rows)
+
+    def _check_count(self, changes: ChangeLog) -> None:
+        """An index whose record says it is complete but that holds another number of
+        chunks than SQLite (two processes once both built a new store's index, and the
+        survivor held half of it) is rebuilt, whatever its record says."""
+        (chunks,) = changes.conn.execute("SELECT count(*) FROM chunks").fetchone()
+        held = self.index.count()
+        if held == chunks:
+            return
+        if not changes.writer:
+            log.warning(
+                "store %s: its BM25 index holds %d chunks, SQLite %d; searches miss the "
+                "others until the store is opened for writing (which rebuilds it)",
+                self._store,
+                held,
+                chunks,
+            )
+            return
+        log.warning(
+            "store %s: its BM25 index holds %d chunks, SQLite %d: rebuilding it from SQLite",
+            self._store,
+            held,
+            chunks,
+        )
+        self._rebuild(changes)
+        self.index.seq = -1  # recorded anew by the next `record`
 
     def apply(self, written: Written) -> None:
         self.index.delete(written.removed)

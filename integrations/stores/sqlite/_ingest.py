@@ -41,7 +41,7 @@ from sift.integrations.stores._documents import (
     items_of,
 )
 from sift.integrations.stores.sqlite._derived import Written
-from sift.integrations.stores.sqlite._open import materialise
+from sift.integrations.stores.sqlite._open import begin_write
 from sift.integrations.stores.sqlite._schema import OP_ADD, OP_DELETE, transaction
 from sift.integrations.stores.sqlite._state import State, current_seq
 from sift.types import Document, DocumentFailure, UpsertReport
@@ -85,9 +85,8 @@ def delete(state: State, doc_ids: Iterable[str]) -> int:
     if not wanted or state.pending is not None:
         return 0
     with state.write_lock:
+        derived = begin_write(state)
         conn = state.conn()
-        derived = state.indexes()
-        derived.lock()
         removed: list[int] = []
         count = 0
         with transaction(conn):
@@ -165,9 +164,7 @@ def _pipeline(
     locked = False
     for docs in _batches(documents, state.options.batch_docs, report, on_progress):
         if not locked:
-            materialise(state)  # a store opened before it existed: made now
-            state.conn()
-            state.indexes().lock()
+            begin_write(state)  # a store opened before it existed is made now
             locked = True
         ids = {d.id for d in docs}
         # A document may not be looked up while an earlier copy is still in flight.

@@ -27,7 +27,7 @@ from typing import Any
 import tantivy
 
 from sift.analysis import Analyzer
-from sift.errors import CorpusError
+from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
@@ -65,11 +65,16 @@ class LexicalIndex:
         *,
         heap_bytes: int = 64_000_000,
         writable: bool = True,
+        in_memory: bool = False,
     ) -> None:
         self._dir = directory
+        # True: the folder cannot be written (a read-only mount), where tantivy cannot
+        # even open an index for reading (it takes a lock file): the index is built in
+        # memory from SQLite, and nothing is written to disk.
+        self.in_memory = in_memory
         # False: another process writes this index; this one must never reset or write
         # it (a reset deletes the folder).
-        self._writable = writable
+        self._writable = writable or in_memory
         self._sidecar = directory.with_suffix(".json")
         self._heap = heap_bytes
         self._schema = _schema()
@@ -85,6 +90,9 @@ class LexicalIndex:
         self.seq = -1  # -1: no usable index on disk; the store rebuilds it
         # An index made with another analysis (or by a sift before it recorded one) reads
         # as absent, so the store rebuilds it from SQLite.
+        if in_memory:
+            self._fresh_in_memory()
+            return
         seq = read_seq(self._sidecar, _FORMAT, self._recorded)
         if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
             try:
@@ -97,8 +105,19 @@ class LexicalIndex:
         else:
             self._reset()
 
+    def _fresh_in_memory(self) -> None:
+        index = tantivy.Index(self._schema)
+        self._analysis.register(index)
+        self._index = index
+        self.seq = -1
+        self._pristine = True
+
     def _reset(self) -> None:
         """An empty index; callers then add every chunk and commit."""
+        if self.in_memory:
+            self._close_writer()
+            self._fresh_in_memory()
+            return
         if not self._writable:
             raise CorpusError(
                 f"the BM25 index at {self._dir} is missing or was built differently, and a "
@@ -155,11 +174,16 @@ class LexicalIndex:
                 self._writer = self._live().writer(heap_size=self._heap, num_threads=1)
             except ValueError as exc:
                 # tantivy allows one writer per index: another process is writing.
-                raise CorpusError(
+                raise StoreLockedError(
                     f"the store's BM25 index at {self._dir} is locked by another process "
                     f"that is writing to this store; write from one process at a time ({exc})"
                 ) from None
         return self._writer
+
+    @property
+    def writing(self) -> bool:
+        """Whether this process holds tantivy's writer (and with it, its lock)."""
+        return self._writer is not None
 
     def lock(self) -> None:
         """Takes tantivy's writer lock now, so a second writing process is refused before
@@ -229,7 +253,8 @@ class LexicalIndex:
         self._check_failure()
         self._w().commit()
         self._live().reload()
-        write_seq(self._sidecar, _FORMAT, seq, self._recorded)
+        if not self.in_memory:
+            write_seq(self._sidecar, _FORMAT, seq, self._recorded)
         self.seq = seq
 
     def count(self) -> int:

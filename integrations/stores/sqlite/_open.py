@@ -4,13 +4,14 @@ embedder and analyzer it is opened with against those it records."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from sift.analysis import Analyzer, default_analyzer
-from sift.errors import CorpusError, IncompatibleStoreError
+from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
 from sift.integrations.stores._closing import release_all, release_quietly
 from sift.integrations.stores.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
@@ -18,6 +19,7 @@ from sift.integrations.stores.sqlite._connections import Connections
 from sift.integrations.stores.sqlite._derived import Derived
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
+    LOCK_NAME,
     SCHEMA_VERSION,
     create_schema,
     inspect,
@@ -26,10 +28,12 @@ from sift.integrations.stores.sqlite._schema import (
     transaction,
 )
 from sift.integrations.stores.sqlite._state import Options, State, current_seq, read_meta
+from sift.integrations.stores.sqlite._writer import WriterLock
 from sift.protocols import Embedder
 
 __all__ = [
     "VECTOR_INDEXES",
+    "begin_write",
     "check_options",
     "close",
     "materialise",
@@ -96,8 +100,9 @@ def open_state(
 ) -> State:
     """Opens the store at `path`, creating it first (`create=True`) or at its first
     write (`"on_write"`: the state is `pending` until then) where none exists."""
-    if inspect(path, create=bool(create) and options.writer):
-        return _open(path, conns, options, embedder, chunk_tokens)
+    lock = WriterLock(path)
+    if _inspect(path, create=bool(create) and options.writer, lock=lock):
+        return _open(path, conns, options, embedder, chunk_tokens, lock)
     # Everything that can be refused is checked before anything is created.
     new_embedder = _resolve_embedder(path, embedder, None)
     size = 512 if chunk_tokens is None else chunk_tokens
@@ -105,8 +110,8 @@ def open_state(
         raise ValueError(f"chunk_tokens must be an integer of at least 8, got {size!r}")
     new_analyzer = options.analyzer or default_analyzer()
     if create is True:
-        _create(path, conns, new_embedder, size, new_analyzer)
-        return _open(path, conns, options, new_embedder, None)
+        _create(path, conns, lock, new_embedder, size, new_analyzer)
+        return _open(path, conns, options, new_embedder, None, lock)
     alpha = options.alpha
     return State(
         path=path,
@@ -117,8 +122,23 @@ def open_state(
         alpha=default_alpha(new_embedder.name) if alpha is None else float(alpha),
         dim=new_embedder.dim,
         chunk_tokens=size,
+        writer_lock=lock,
         pending=(new_embedder, size, new_analyzer),
     )
+
+
+def _inspect(path: Path, *, create: bool, lock: WriterLock) -> bool:
+    """`inspect`, except that a store another process is making (its file not written
+    yet) is that process's, named, rather than "not a sift store"."""
+    try:
+        return inspect(path, create=create)
+    except NotAStoreError:
+        # A folder without the lock file is nobody's store being made: left untouched.
+        if not (path / LOCK_NAME).is_file() or lock.try_acquire():
+            lock.release()
+            raise
+        lock.acquire()  # held by another process: StoreLockedError names it
+        raise
 
 
 def materialise(state: State) -> None:
@@ -126,12 +146,12 @@ def materialise(state: State) -> None:
     if state.pending is None:
         return
     embedder, size, analyzer = state.pending
-    if not inspect(state.path, create=True):
-        _create(state.path, state.conns, embedder, size, analyzer)
-    made = _open(state.path, state.conns, state.options, embedder, None)
+    if not _inspect(state.path, create=True, lock=state.writer_lock):
+        _create(state.path, state.conns, state.writer_lock, embedder, size, analyzer)
+    made = _open(state.path, state.conns, state.options, embedder, None, state.writer_lock)
     state.analyzer, state.embedder, state.alpha = made.analyzer, made.embedder, made.alpha
     state.dim, state.chunk_tokens, state.seq = made.dim, made.chunk_tokens, made.seq
-    state.derived = made.derived
+    state.derived, state.derived_writable = made.derived, made.derived_writable
     state.pending = None
     if state.pending_root is not None:
         with transaction(state.conn()) as conn:
@@ -141,6 +161,77 @@ def materialise(state: State) -> None:
             )
 
 
+def begin_write(state: State) -> Derived:
+    """What every write does first: makes a store opened before it existed, takes the
+    writer lock (StoreLockedError names the process that holds it), and, when the
+    derived indexes were opened without it or another process wrote since, opens them
+    again, caught up with SQLite; then takes tantivy's writer lock."""
+    materialise(state)
+    state.writer_lock.acquire()
+    seq = current_seq(state.conn())
+    if not state.derived_writable or seq != state.seq:
+        if state.derived is not None:
+            state.derived.discard()
+            state.derived = None
+        state.seq = seq
+        _open_derived(state)
+        if not state.derived_writable:
+            raise CorpusError(
+                f"store {state.path}: its derived indexes cannot be written (see the log); "
+                "free space on its disk, then run this again"
+            )
+    derived = state.indexes()
+    derived.lock()
+    return derived
+
+
+def _open_derived(state: State) -> None:
+    """Opens the derived indexes, to be written when this process can take the writer
+    lock now, else for reading (another process writes). Indexes whose files cannot be
+    written (a full disk) are opened for reading, behind SQLite, and that is logged:
+    reading a store never fails on writing its indexes."""
+    options = state.options
+    writable = options.writer and not state.conns.read_only and state.writer_lock.try_acquire()
+
+    def opened(writer: bool) -> Derived:
+        return Derived.open(
+            state.path,
+            state.conns.get,
+            dim=state.dim,
+            analyzer=state.analyzer,
+            writer=writer,
+            vector_index=options.vector_index,
+            ann_threshold=options.ann_threshold,
+            lock=state.writer_lock,
+            read_only=state.conns.read_only,
+            entity_graph=options.entity_graph,
+        )
+
+    try:
+        derived = opened(writable)
+    except (OSError, ValueError, CorpusError, sqlite3.Error) as exc:
+        if not writable and options.writer and isinstance(exc, CorpusError):
+            # Another process holds the lock and is still building the indexes of the
+            # store it made: this one would only be refused its writes; say so now.
+            state.writer_lock.acquire()
+        if not writable or isinstance(exc, StoreLockedError):
+            raise
+        log.warning(
+            "store %s: its derived indexes cannot be brought up to date (%s); opened for "
+            "reading: searches see the BM25 index as of its last commit. Free space on its "
+            "disk and open it again to catch up",
+            state.path,
+            exc,
+        )
+        state.writer_lock.release()
+        derived, writable = opened(False), False
+    state.derived, state.derived_writable = derived, writable
+    if writable and not derived.lexical.writing:
+        # Nothing was written: an idle process (a server that has only searched) does
+        # not keep other writers out. Its first write takes the lock again.
+        state.writer_lock.release()
+
+
 def close(state: State) -> None:
     """Saves what must be saved and releases every file and connection; when a step fails
     the others still run, then CorpusError says what failed."""
@@ -148,10 +239,12 @@ def close(state: State) -> None:
         if state.conns.closed:
             return
         if state.derived is None:  # never written to: nothing was opened
+            state.writer_lock.release()
             state.conns.closed = True
             return
         steps = state.derived.close_steps(state.conn, state.seq)
         steps.append(("closing SQLite", state.conns.close_all))
+        steps.append(("releasing the writer lock", state.writer_lock.release))
         try:
             release_all(f"store {state.path}", steps)
         finally:
@@ -163,6 +256,7 @@ def release_after_failed_open(path: Path, conns: Connections | None) -> None:
     if conns is not None:
         release_quietly(f"store {path}", [("closing SQLite", conns.close_all)])
         conns.closed = True
+    # The lock's descriptor is closed with its WriterLock object; nothing else holds it.
 
 
 def _open(
@@ -171,9 +265,11 @@ def _open(
     options: Options,
     embedder: Embedder | str | None,
     chunk_tokens: int | None,
+    lock: WriterLock,
 ) -> State:
     conn = conns.get()
-    if options.writer:
+    if options.writer and not conns.read_only and schema_version(conn) != str(SCHEMA_VERSION):
+        lock.acquire()  # a migration writes
         migrate(conn)
     elif schema_version(conn) != str(SCHEMA_VERSION):
         raise IncompatibleStoreError(
@@ -198,27 +294,32 @@ def _open(
         alpha=default_alpha(resolved.name) if options.alpha is None else float(options.alpha),
         dim=int(meta["dim"]),
         chunk_tokens=recorded_size,
+        writer_lock=lock,
         seq=current_seq(conn),
     )
     with state.write_lock:
-        state.derived = Derived.open(
-            path,
-            conns.get,
-            dim=state.dim,
-            analyzer=analyzer,
-            writer=options.writer,
-            vector_index=options.vector_index,
-            ann_threshold=options.ann_threshold,
-            entity_graph=options.entity_graph,
-        )
+        _open_derived(state)
     return state
 
 
 def _create(
-    path: Path, conns: Connections, embedder: Embedder, chunk_tokens: int, analyzer: Analyzer
+    path: Path,
+    conns: Connections,
+    lock: WriterLock,
+    embedder: Embedder,
+    chunk_tokens: int,
+    analyzer: Analyzer,
 ) -> None:
     made_dir = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
+    # Before anything is made: of two processes that found no store, one makes it and
+    # the other is refused, naming it (each used to clear `lexical/` for its own).
+    lock.acquire()
+    db = path / DB_NAME
+    if db.exists() and db.stat().st_size == 0:
+        db.unlink()  # a process that was making the store died before writing it
+    if inspect(path, create=True):
+        return  # made by the process that held the lock before this one took it
     try:
         create_schema(
             conns.get(),
@@ -235,7 +336,9 @@ def _create(
         release_quietly(f"store {path}", [("closing SQLite", conns.close_all)])
         for suffix in ("", "-wal", "-shm"):
             (path / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+        lock.release()
         if made_dir:
+            (path / LOCK_NAME).unlink(missing_ok=True)
             path.rmdir()
         raise
 

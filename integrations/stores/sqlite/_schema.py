@@ -13,26 +13,33 @@ is opened.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sift.errors import IncompatibleStoreError, NotAStoreError
+from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
 
 __all__ = [
     "DB_NAME",
     "FORMAT",
+    "LOCK_NAME",
     "OP_ADD",
     "OP_DELETE",
     "SCHEMA_VERSION",
     "connect",
     "inspect",
     "migrate",
+    "read_only",
+    "read_uri",
     "schema_version",
+    "store_error",
 ]
 
 DB_NAME = "sift.db"
+# The writer lock's file (`_writer`): a folder holding only it is still an empty one.
+LOCK_NAME = "writer.lock"
 FORMAT = "sift-store"
 SCHEMA_VERSION = 2
 # Older versions this sift opens, migrating them (`migrate`).
@@ -71,7 +78,15 @@ CREATE TABLE changes (
 """
 
 
-def connect(db_path: Path) -> sqlite3.Connection:
+def connect(db_path: Path, *, read_only_folder: bool = False) -> sqlite3.Connection:
+    """A connection to the store's file; `read_only_folder`: the file is only read, as
+    immutable (a read-only mount, where SQLite cannot make its WAL files)."""
+    if read_only_folder:
+        conn = sqlite3.connect(
+            read_uri(db_path), uri=True, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA cache_size = -65536")
+        return conn
     conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 30000")
     # WAL: readers never block the writer; NORMAL sync keeps every committed transaction
@@ -99,7 +114,7 @@ def inspect(path: Path, *, create: bool) -> bool:
             raise NotAStoreError(f"no sift store at {path}; create one with `sift index`")
         return False
     if not db.exists():
-        if any(path.iterdir()):
+        if any(p.name != LOCK_NAME for p in path.iterdir()):
             raise NotAStoreError(
                 f"{path} is a directory with other files and no {DB_NAME}; it is not a "
                 "sift store. Choose a new or empty directory."
@@ -111,6 +126,56 @@ def inspect(path: Path, *, create: bool) -> bool:
     return True
 
 
+def read_uri(db: Path) -> str:
+    """The URI that opens `db` for reading only. On a folder this process cannot write
+    (a read-only mount), `immutable`: SQLite then needs no -shm or -wal file beside it,
+    which it could not create there."""
+    from urllib.parse import quote
+
+    flags = "mode=ro&immutable=1" if read_only(db.parent) else "mode=ro"
+    return f"file:{quote(str(db))}?{flags}"
+
+
+def read_only(folder: Path) -> bool:
+    """Whether this process cannot write in `folder` (a read-only mount, or no
+    permission; root passes permission checks, not a read-only mount)."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(folder, os.W_OK)
+
+
+def store_error(exc: sqlite3.Error, db: Path) -> Exception:
+    """What a SQLite failure on the store's file is, and what to do about it."""
+    text = str(exc)
+    store = db.parent
+    if "locked" in text or "busy" in text:
+        return StoreLockedError(
+            f"store {store}: its database is locked by another process ({text}); wait for "
+            "the other writer to finish, then run this again"
+        )
+    if "readonly" in text or "read-only" in text:
+        return CorpusError(
+            f"store {store} is read-only ({text}): it can be searched, not written; copy "
+            "it somewhere writable to change it"
+        )
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return CorpusError(
+            f"store {store} is damaged: {db.name} is a corrupt SQLite file ({text}); "
+            "restore it from a backup, or index the documents again into a new store"
+        )
+    if "unable to open" in text or "disk I/O" in text:
+        return CorpusError(
+            f"store {store}: {db.name} cannot be opened ({text}); check that the file and "
+            "its folder are readable (and writable, to write)"
+        )
+    if "no such table" in text:
+        return NotAStoreError(f"{db} is a SQLite database but not a sift store ({text})")
+    return CorpusError(f"store {store}: SQLite failed on {db.name}: {text}")
+
+
 def _check_db(db: Path) -> None:
     try:
         with open(db, "rb") as handle:
@@ -119,11 +184,11 @@ def _check_db(db: Path) -> None:
         raise NotAStoreError(f"{db} cannot be read: {exc}") from None
     if magic != _SQLITE_MAGIC:
         raise NotAStoreError(f"{db} is not a SQLite database, so {db.parent} is not a sift store")
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_uri(db), uri=True)
     try:
         rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError:
-        raise NotAStoreError(f"{db} is a SQLite database but not a sift store") from None
+    except sqlite3.DatabaseError as exc:
+        raise store_error(exc, db) from None
     finally:
         conn.close()
     if rows.get("format") != FORMAT:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sift.errors import CorpusError, NotAStoreError
 from sift.integrations.stores.sqlite._connections import Connections
+from sift.integrations.stores.sqlite._writer import WriterLock
 
 if TYPE_CHECKING:
     from sift.analysis import Analyzer
@@ -54,8 +55,12 @@ class State:
     alpha: float
     dim: int
     chunk_tokens: int
+    writer_lock: WriterLock
     seq: int = 0
     derived: Derived | None = None
+    # Whether the derived indexes were opened to be written (under the writer lock);
+    # False when another process held it, or their files could not be written.
+    derived_writable: bool = False
     pending: tuple[Embedder, int, Analyzer] | None = None
     pending_root: str | None = None
     write_lock: threading.RLock = field(default_factory=threading.RLock)
@@ -71,6 +76,11 @@ class State:
         return self.derived
 
     def check_writer(self) -> None:
+        if self.conns.read_only:
+            raise CorpusError(
+                f"store {self.path} is read-only (its folder cannot be written): it can be "
+                "searched, not written; copy it somewhere writable to change it"
+            )
         if not self.options.writer:
             raise CorpusError(
                 f"store {self.path} is opened for reading (writer=False); write through "

@@ -12,6 +12,7 @@ statistics).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +29,7 @@ from sift.integrations.stores.fusion import DEFAULT_FUSION
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 from sift.integrations.stores.sqlite import _ingest, _open, _reads
 from sift.integrations.stores.sqlite._connections import Connections
-from sift.integrations.stores.sqlite._schema import transaction
+from sift.integrations.stores.sqlite._schema import read_only, transaction
 from sift.integrations.stores.sqlite._state import State, read_meta
 from sift.protocols import Embedder
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, SearchMode, UpsertReport
@@ -109,7 +110,12 @@ class SqliteCorpus:
             entity_graph=entity_graph,
         )
         self._path = Path(path).expanduser().resolve()
-        self._conns = Connections(self._path)
+        # A store on a read-only mount (or a folder this process may not write) is
+        # opened for reading: SQLite as immutable, no derived index written.
+        folder_read_only = self._path.is_dir() and read_only(self._path)
+        if folder_read_only:
+            options = replace(options, writer=False)
+        self._conns = Connections(self._path, read_only=folder_read_only)
         self._s: State = _open.open_state(
             self._path,
             self._conns,

@@ -51,12 +51,16 @@ def reset_lexical_index(store: SqliteCorpus) -> None:
 
 @contextmanager
 def failing_lexical_catch_up(error: BaseException) -> Iterator[None]:
-    """While active, opening a store fails with `error` where it brings its BM25 index up
-    to date with SQLite, once it holds the index's writer (as a disk that fills during the
-    catch-up would make it fail), so tests can see what a failed open leaves behind."""
+    """While active, opening a store for writing fails with `error` where it brings its
+    BM25 index up to date with SQLite, once it holds the index's writer (as a disk that
+    fills during the catch-up would make it fail), so tests can see what a failed open
+    leaves behind. Opening for reading writes nothing, and does not fail."""
     catch_up = _derived._Lexical.catch_up
 
     def failing(self: _derived._Lexical, changes: _derived.ChangeLog) -> None:
+        if not changes.writer:
+            catch_up(self, changes)
+            return
         self.index.lock()
         raise error
 

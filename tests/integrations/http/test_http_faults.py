@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,41 +24,6 @@ from sift.integrations.http._settings import parse_api_keys
 KEY = "faults-key-0123456"
 
 # --------------------------------------------------------------------------- a full disk
-
-_PROBE = "mount -t tmpfs -o size=1m tmpfs {mnt} && test -d {mnt}"
-
-
-def _small_disk_reason(tmp_path: Path) -> str | None:
-    """Why a size-limited folder cannot be made here, or None when it can: a tmpfs mounted
-    in a private mount namespace (`unshare -rm`, unprivileged through a user namespace)."""
-    if shutil.which("unshare") is None:
-        return "no `unshare` to mount a size-limited tmpfs: apt-get install util-linux"
-    mnt = tmp_path / "probe"
-    mnt.mkdir()
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", _PROBE.format(mnt=mnt)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return (
-            "cannot mount a size-limited tmpfs in a private mount namespace here "
-            f"(unshare -rm: {probe.stderr.strip() or probe.returncode}): allow "
-            "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
-        )
-    return None
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Path:
-    reason = _small_disk_reason(tmp_path)
-    if reason:
-        pytest.skip(reason)
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    return mnt
-
 
 # Run inside the namespace after the fault: grow the disk (the operator frees space), then
 # open the store and report every document, its text, and SQLite's integrity check.
@@ -166,7 +130,9 @@ def test_full_disk_during_http_ingest_is_one_clear_error(small_disk: Path, tmp_p
     assert report["bm25_hits"] > 0, "the full-text index was caught up on open"
 
 
-def test_full_disk_during_cli_index_is_one_clear_error(small_disk: Path, tmp_path: Path):
+def test_full_disk_during_cli_index_is_one_clear_error(
+    small_disk: Path, tmp_path: Path, in_mount_namespace
+):
     corpus = tmp_path / "corpus.jsonl"
     with corpus.open("w", encoding="utf-8") as out:
         for i in range(3000):
@@ -180,14 +146,7 @@ def test_full_disk_during_cli_index_is_one_clear_error(small_disk: Path, tmp_pat
         f"{corpus} --store {store} --embedder hash -q; echo exit=$? >&2; "
         f"mount -o remount,size=64m {small_disk} && {sys.executable} {verify} {store}"
     )
-    done = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        timeout=300,
-        check=False,
-    )
+    done = in_mount_namespace(script)
     assert "exit=2" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     (message,) = [line for line in done.stderr.splitlines() if line.startswith("sift: error")]

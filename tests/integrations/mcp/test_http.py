@@ -3,6 +3,7 @@ driven by the SDK's Client."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Callable, Iterator
@@ -88,3 +89,114 @@ def test_a_foreign_host_header_is_refused(http_server: tuple[str, list[str]]) ->
         timeout=60,
     )
     assert answer.status_code in (400, 403, 421)
+
+
+def _http(sift_mcp: Callable[..., list[str]], store: Path, host: str, *more: str) -> list[str]:
+    return sift_mcp(
+        "--store", str(store), "--transport", "streamable-http", "--host", host, "--port", "0",
+        *more,
+    )  # fmt: skip
+
+
+def _start(
+    command: list[str], pattern: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """Starts a server process; returns it, the first group of `pattern` in its log (its
+    port or URL) and its log so far."""
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    log: list[str] = []
+    assert process.stderr is not None
+    while True:
+        line = process.stderr.readline()
+        if not line:
+            process.wait(timeout=60)
+            raise AssertionError("".join(log))
+        log.append(line)
+        found = re.search(pattern, line)
+        if found:
+            return process, found.group(1), log
+
+
+_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+_JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def test_host_and_origin_are_checked_on_any_loopback_address(
+    store_path: Path, sift_mcp: Callable[..., list[str]]
+) -> None:
+    """127.0.0.2 is loopback too, and the path 0.0.0.0 or a LAN address takes: the SDK's
+    own check was off there, and a foreign Host and Origin opened a session."""
+    process, url, log = _start(
+        _http(sift_mcp, store_path, "127.0.0.2", "--allow-host", "mcp.example.org"),
+        r"sift: MCP server at (http://127\.0\.0\.2:\d+/mcp)",
+    )
+    try:
+        assert any("has no key" in line for line in log), log
+        port = url.split(":")[2].split("/")[0]
+        foreign = httpx.post(url, headers={**_JSON, "Host": f"evil.example:{port}"}, json=_INIT)
+        assert foreign.status_code == 421, foreign.text
+        assert "evil.example" in foreign.json()["error_msg"]
+        cross = httpx.post(url, headers={**_JSON, "Origin": "http://evil.example"}, json=_INIT)
+        assert cross.status_code == 403, cross.text
+        for host in (f"127.0.0.2:{port}", f"localhost:{port}", f"mcp.example.org:{port}"):
+            fine = httpx.post(url, headers={**_JSON, "Host": host}, json=_INIT)
+            assert fine.status_code == 200, (host, fine.text)
+        same = httpx.post(url, headers={**_JSON, "Origin": f"http://127.0.0.2:{port}"}, json=_INIT)
+        assert same.status_code == 200, same.text
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def test_beyond_loopback_a_key_is_required(
+    store_path: Path, sift_mcp: Callable[..., list[str]]
+) -> None:
+    refused = subprocess.run(
+        _http(sift_mcp, store_path, "0.0.0.0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "SIFT_MCP_KEY"},
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "needs a key" in refused.stderr and "SIFT_MCP_KEY" in refused.stderr
+
+
+def test_with_a_key_every_request_must_carry_it(
+    store_path: Path, sift_mcp: Callable[..., list[str]]
+) -> None:
+    key = "mcp-key-0123456789"
+    process, port, log = _start(
+        _http(sift_mcp, store_path, "0.0.0.0"),
+        r"sift: MCP server at http://0\.0\.0\.0:(\d+)/mcp",
+        env={**os.environ, "SIFT_MCP_KEY": key},
+    )
+    try:
+        assert not any("has no key" in line for line in log)
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert httpx.post(url, headers=_JSON, json=_INIT).status_code == 401
+        wrong = {**_JSON, "Authorization": "Bearer not-the-key-at-all"}
+        assert httpx.post(url, headers=wrong, json=_INIT).status_code == 401
+        right = {**_JSON, "Authorization": f"Bearer {key}"}
+        assert httpx.post(url, headers=right, json=_INIT).status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=60)

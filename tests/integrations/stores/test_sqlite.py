@@ -410,7 +410,12 @@ def test_a_float16_graph_from_an_older_sift_is_kept_and_new_graphs_are_bfloat16(
     assert Index.metadata(str(graph))["count_present"] == len(rows) + 2
 
 
-def test_a_store_that_fails_to_open_releases_what_it_opened(tmp_path: Path) -> None:
+def test_a_store_whose_indexes_cannot_be_written_opens_for_reading(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After a full disk, opening a store (for `stats`, `search`, `grep`) brought its BM25
+    index up to date, failed to write it, and ended in a traceback. It opens for reading
+    instead, says so, and releases what the failed catch-up had opened."""
     path = tmp_path / "ストア"
     with SqliteCorpus(path, embedder="hash") as store:
         store.upsert(docs(3))
@@ -418,14 +423,17 @@ def test_a_store_that_fails_to_open_releases_what_it_opened(tmp_path: Path) -> N
     gc.collect()  # earlier tests' garbage must not be counted as this test's leaks
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with failing_lexical_catch_up(full), pytest.raises(OSError, match="No space") as info:
-            SqliteCorpus(path)
-        # The traceback (kept by `info`) holds the half-opened store; its BM25 writer lock
-        # and SQLite connections were released all the same: another store writes at once.
+        with failing_lexical_catch_up(full):
+            opened = SqliteCorpus(path)
+        assert "cannot be brought up to date" in caplog.text and "No space" in caplog.text
+        assert opened.stats().documents == 3
+        assert opened.search("Uniqued2word", k=1, mode="bm25")[0].chunk.doc_id == "d2"
+        # Space is back: its next write takes the lock and opens the indexes again.
+        assert opened.upsert(docs(1, prefix="after")).added == 1
+        opened.close()
         with SqliteCorpus(path) as again:
-            assert again.upsert(docs(1, prefix="after")).added == 1
-            assert again.stats().documents == 4
-        del info
+            assert again.upsert(docs(1, prefix="later")).added == 1
+            assert again.stats().documents == 5
         gc.collect()
     assert not [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     shutil.rmtree(path)
