@@ -272,7 +272,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--source-prefix",
                 help="Ids are this prefix + the path below the folder given (default: the "
-                "path relative to the store's recorded root).",
+                "path relative to the store's recorded root; for a file outside it, the "
+                "folder given's name, then the path below it).",
             ),
         ] = None,
         jobs: Annotated[
