@@ -12,6 +12,11 @@ it is cut where the script changes (kanji to kana, Japanese to Latin) near the e
 largest piece that fits, or else between characters. Paragraphs without CJK are cut
 exactly as before.
 
+Boundaries: a document whose layout is known (its pages, slides and headings, see
+`sift.integrations.stores.locations`) is cut at every page and section start first
+(`chunk_spans_within`), so that no chunk spans two pages or two headings and every
+citation names the exact page and section; each part is then chunked as above.
+
 Offsets: every chunk's `text` is exactly `doc.text[start:end]`. Each piece is trimmed of
 surrounding whitespace, so a chunk starts at its first non-space character and ends after
 its last one; whitespace between pieces packed together stays as it was in the document.
@@ -22,12 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import pairwise
 
 from sift.analysis import has_cjk, script_runs
 from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
 from sift.types import Chunk, Document
 
-__all__ = ["Span", "chunk_document", "chunk_spans", "chunk_spans_many"]
+__all__ = ["Span", "chunk_document", "chunk_spans", "chunk_spans_many", "chunk_spans_within"]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 # A sentence ends at . ! ? (and closing quotes or brackets) followed by whitespace.
@@ -88,6 +94,22 @@ def chunk_spans(text: str, max_tokens: int = 512) -> list[Span]:
         tokens = est(text[s:e])
         # Estimates add up across the pieces; should one ever not, the chunk is cut again.
         out += [(s, e, tokens)] if tokens <= max_tokens else _windows(text, s, e, max_tokens, est)
+    return out
+
+
+def chunk_spans_within(text: str, boundaries: Sequence[int], max_tokens: int = 512) -> list[Span]:
+    """`chunk_spans` of each part of `text` between consecutive `boundaries` (offsets
+    where a page or a section begins), in order: no span crosses a boundary. A part with
+    nothing but whitespace has no chunk; a short part is a chunk of its own."""
+    _check_max_tokens(max_tokens)
+    cuts = sorted({b for b in boundaries if 0 < b < len(text)})
+    if not cuts:
+        return chunk_spans(text, max_tokens)
+    edges = [0, *cuts, len(text)]
+    parts = [text[a:b] for a, b in pairwise(edges)]
+    out: list[Span] = []
+    for offset, spans in zip(edges, chunk_spans_many(parts, max_tokens), strict=False):
+        out += [(offset + s, offset + e, tokens) for s, e, tokens in spans]
     return out
 
 

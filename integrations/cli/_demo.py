@@ -1,8 +1,15 @@
-"""`sift demo`: index the shipped 2Wiki passages and answer a two-hop question, offline."""
+"""`sift demo`: index the shipped 2Wiki passages and answer a two-hop question, offline.
+
+The demo keeps a store of its own (`~/.sift/demo`), apart from the store `sift index`
+fills by default (`~/.sift/store`): a new user's own documents should not come back
+mixed with 300 Wikipedia passages they never indexed. So the demo ends by saying where
+its store is and the command that searches it again; the README's examples use it."""
 
 from __future__ import annotations
 
 import asyncio
+import shlex
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,7 +20,7 @@ from sift.integrations.cli._options import QuietOption, StoreOption
 from sift.integrations.cli._render import EpisodeProgress, err_console, print_result
 from sift.integrations.demo import DEFAULT_QUESTION, demo_documents, demo_questions
 from sift.integrations.stores import open_store
-from sift.paths import demo_store_path
+from sift.paths import default_store_location, demo_store_path
 
 __all__ = ["register"]
 
@@ -29,7 +36,8 @@ def register(app: typer.Typer) -> None:
         from sift import graphs
 
         text = question or DEFAULT_QUESTION
-        corpus = open_store(store or str(demo_store_path()))
+        location = store or str(demo_store_path())
+        corpus = open_store(location)
         out = Console(soft_wrap=True)
         try:
             documents = list(demo_documents())
@@ -67,3 +75,27 @@ def register(app: typer.Typer) -> None:
                 )
         finally:
             corpus.close()
+        _say_where(out, location, store is None)
+
+
+def _shown(location: str) -> str:
+    """The location as a user would type it: `~/...` under the home folder."""
+    home = str(Path.home())
+    if location.startswith(home + "/"):
+        return "~/" + shlex.quote(location[len(home) + 1 :])
+    return shlex.quote(location)
+
+
+def _say_where(out: Console, location: str, own: bool) -> None:
+    where = _shown(location)
+    note = (
+        f" (its own; `sift index` fills your default store, {_shown(default_store_location())})"
+        if own
+        else ""
+    )
+    out.print(f"\nThe demo's store is {where}{note}. Search it again:", highlight=False)
+    out.print(
+        f'  sift search --store {where} "Where did Timothy Shriver\'s father study?"',
+        highlight=False,
+        markup=False,
+    )

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from sift.integrations.cli._options import FilterOption, JsonOption, StoreOption
-from sift.integrations.cli._render import printable, safe
+from sift.integrations.cli._render import printable, safe, say_nothing_matched
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 
@@ -31,6 +31,8 @@ def register(app: typer.Typer) -> None:
             result = corpus.grep(pattern, k=limit, filters=parse_filters(filters or []))
         finally:
             corpus.close()
+        if not result.hits:
+            say_nothing_matched(f"passage matches /{pattern}/", filters)
         if as_json:
             sys.stdout.write(result.model_dump_json() + "\n")
             return

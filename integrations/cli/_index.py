@@ -2,6 +2,11 @@
 of everything skipped (with its reason) and, with `--sync`, removal of documents whose
 files are gone.
 
+Ids: a file outside the store's recorded root is named by the folder given (its name,
+then the path below it), never `../...`; a document an earlier sift stored under such an
+id (or under a non-NFC spelling) is renamed when its file is indexed again, and every
+rename is reported (`renamed` in `--json`).
+
 Exit codes: 0 everything was indexed; 1 some files, lines or documents were skipped or
 failed (the rest is stored); 2 nothing was done (a bad argument, input or store); 130
 interrupted (what was stored stays, each document whole).
@@ -54,6 +59,13 @@ EXIT_SKIPPED = 1
 EXIT_INTERRUPTED = 130
 
 
+class Renamed(BaseModel):
+    """A stored document whose id changed: `former` (an earlier sift's id) is now `id`."""
+
+    former: str
+    id: str
+
+
 class IndexSummary(BaseModel):
     """What `sift index --json` prints: every count, every skipped file or line with its
     reason, every failed document, every document `--sync` removed."""
@@ -71,6 +83,7 @@ class IndexSummary(BaseModel):
     warnings: list[InputProblem] = Field(default_factory=list)
     failed: list[DocumentFailure] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
+    renamed: list[Renamed] = Field(default_factory=list)
     hidden: int = 0
     seconds: float = 0.0
     exit_code: int = 0
@@ -156,6 +169,23 @@ def _sync(corpus: Corpus, plan: InputPlan) -> list[str]:
     return stale
 
 
+def _rename_former(corpus: Corpus, plan: InputPlan, failed: list[DocumentFailure]) -> list[Renamed]:
+    """Deletes the documents stored under the former ids of files just stored under
+    their new ones; the renames, to report."""
+    lost = {f.doc_id for f in failed}
+    moves = [(f.former_id, f.doc_id) for f in plan.files if f.former_id and f.doc_id not in lost]
+    if not moves or not isinstance(corpus, DocumentCatalog):
+        return []
+    renamed = [
+        Renamed(former=former, id=new)
+        for former, new in moves
+        if any(d.doc_id == former for d in corpus.documents(prefix=former))
+    ]
+    if renamed:
+        corpus.delete([r.former for r in renamed])
+    return renamed
+
+
 def _summary_table(summary: IndexSummary) -> Table:
     table = Table(title="indexed", show_header=False)
     seen = summary.added + summary.updated + summary.unchanged + len(summary.failed)
@@ -179,6 +209,8 @@ def _summary_table(summary: IndexSummary) -> Table:
         table.add_row("warnings", f"{len(summary.warnings):,}")
     if summary.removed:
         table.add_row("removed (--sync)", f"{len(summary.removed):,}")
+    if summary.renamed:
+        table.add_row("renamed", f"{len(summary.renamed):,}")
     if summary.hidden:
         table.add_row("hidden entries not read", f"{summary.hidden:,}")
     table.add_row("seconds", f"{summary.seconds:.2f}")
@@ -198,6 +230,12 @@ def _report(summary: IndexSummary, as_json: bool) -> None:
         )
     for doc_id in summary.removed:
         err_console.print(f"[cyan]removed[/cyan] {safe(doc_id)}", highlight=False)
+    for move in summary.renamed:
+        err_console.print(
+            f"[cyan]renamed[/cyan] {safe(move.former)} -> {safe(move.id)} (ids no longer "
+            "climb out of their folder; update any reference to the former id)",
+            highlight=False,
+        )
     err_console.print(_summary_table(summary))
     if as_json:
         sys.stdout.write(summary.model_dump_json() + "\n")
@@ -234,7 +272,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--source-prefix",
                 help="Ids are this prefix + the path below the folder given (default: the "
-                "path relative to the store's recorded root).",
+                "path relative to the store's recorded root; for a file outside it, the "
+                "folder given's name, then the path below it).",
             ),
         ] = None,
         jobs: Annotated[
@@ -292,6 +331,7 @@ def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool)
                 highlight=False,
             )
             raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    renamed = _rename_former(corpus, plan, report.failed)
     removed = _sync(corpus, plan) if sync else []
     naming = plan.naming
     summary = IndexSummary(
@@ -308,6 +348,7 @@ def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool)
         warnings=[p for p in problems if not p.skipped],
         failed=report.failed,
         removed=removed,
+        renamed=renamed,
         hidden=plan.hidden,
         seconds=round(time.perf_counter() - started, 3),
     )

@@ -37,6 +37,19 @@ def safe(text: str) -> str:
     return escape(printable(text))
 
 
+def say_nothing_matched(what: str, filters: list[str] | None = None) -> None:
+    """On stderr: nothing matched, and the filters that may be why (an empty answer on
+    stdout alone looks like a broken store)."""
+    given = " ".join(f"--filter {f}" for f in filters or [])
+    hint = (
+        f" with {given}: check the metadata keys and values (`sift show <id> --json` "
+        "shows a document's)"
+        if given
+        else ""
+    )
+    err_console.print(f"[yellow]nothing found[/yellow]: no {what}{safe(hint)}", highlight=False)
+
+
 def _short(value: object, width: int = 60) -> str:
     """One line of at most `width` terminal cells: a Japanese character takes two, so
     cutting by characters would make Japanese lines twice as wide as English ones."""

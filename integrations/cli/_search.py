@@ -33,7 +33,13 @@ from sift.integrations.cli._options import (
     TopKOption,
 )
 from sift.integrations.cli._overrides import Overrides, SetOption, parse_overrides
-from sift.integrations.cli._render import EpisodeProgress, err_console, print_result, safe
+from sift.integrations.cli._render import (
+    EpisodeProgress,
+    err_console,
+    print_result,
+    safe,
+    say_nothing_matched,
+)
 from sift.integrations.ingest import iter_json_lines
 from sift.integrations.stores import open_store
 from sift.integrations.traceview import RolloutRun, TraceFolder, asearch_rollouts, write_trace_html
@@ -352,6 +358,8 @@ def register(app: typer.Typer) -> None:
                     sys.stdout.write(result.model_dump_json() + "\n")
                 else:
                     print_result(out, result)
+                if not result.evidence and result.stopped_because != "error":
+                    say_nothing_matched("passage matches the question", filters)
                 if result.stopped_because == "error":
                     reason = safe(result.error or "")
                     err_console.print(

@@ -18,7 +18,7 @@ from rich.table import Table
 from sift.errors import CorpusError
 from sift.filters import matches
 from sift.integrations.cli._options import FilterOption, StoreOption
-from sift.integrations.cli._render import err_console, safe
+from sift.integrations.cli._render import err_console, safe, say_nothing_matched
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
@@ -211,7 +211,10 @@ def register(app: typer.Typer) -> None:
                     out.print(f"    [dim]{safe(info.source)}[/dim]", highlight=False)
         finally:
             corpus.close()
-        if not as_json:
+        if not count and (filters or prefix):
+            what = "document" + (f" id starts with {prefix!r}" if prefix else "")
+            say_nothing_matched(what if prefix else "document matches", filters)
+        elif not as_json:
             err_console.print(f"[dim]{count:,} document(s)[/dim]", highlight=False)
 
     @app.command("show")

@@ -14,6 +14,7 @@ from typing import Any
 
 from sift.integrations.ingest._detect import Refused, decode_bytes, looks_binary, read_bytes
 from sift.integrations.ingest._layout import TextBuilder
+from sift.integrations.ingest._titles import own_title
 from sift.types import Document
 
 __all__ = ["html_document", "html_text"]
@@ -100,7 +101,7 @@ def html_text(markup: str) -> tuple[str, str, dict[str, Any]]:
     parser = _HtmlText()
     parser.feed(markup)
     parser.close()
-    title = " ".join(parser.title.split()) or parser.first_h1
+    title = own_title(parser.title) or parser.first_h1
     return title, parser.out.text(), parser.out.metadata()
 
 

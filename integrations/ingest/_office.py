@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from sift.integrations.ingest._detect import Refused, read_bytes, sniff_binary
 from sift.integrations.ingest._layout import TextBuilder, clean_text
 from sift.integrations.ingest._results import ExtractedFile
+from sift.integrations.ingest._titles import own_title
 from sift.types import Document
 
 __all__ = ["docx_file", "pptx_file"]
@@ -25,8 +26,6 @@ T = TypeVar("T")
 _HEADING = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
-# What templates put in the title field when the author gave none.
-_PLACEHOLDER_TITLES = frozenset({"powerpoint presentation", "presentation", "document"})
 
 
 def _check_container(path: Path, kind: str) -> None:
@@ -61,11 +60,6 @@ def _open(path: Path, kind: str, reader: Callable[[str], T]) -> T:
         raise Refused(
             "malformed", f"not a readable {kind} file ({type(exc).__name__}: {exc})"
         ) from None
-
-
-def _title(candidate: str | None) -> str:
-    title = " ".join((candidate or "").split())
-    return "" if title.lower() in _PLACEHOLDER_TITLES else title
 
 
 def _row_cells(cells: Iterable[Any]) -> list[str]:
@@ -123,7 +117,7 @@ def docx_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> Ext
         [
             Document(
                 id=doc_id,
-                title=_title(document.core_properties.title) or first_title or path.stem,
+                title=own_title(document.core_properties.title) or first_title or path.stem,
                 text=out.text(),
                 metadata={**meta, "format": "docx", **out.metadata()},
             )
@@ -180,7 +174,7 @@ def pptx_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> Ext
         [
             Document(
                 id=doc_id,
-                title=_title(deck.core_properties.title) or first_title or path.stem,
+                title=own_title(deck.core_properties.title) or first_title or path.stem,
                 text=out.text(),
                 metadata={**meta, "format": "pptx", "page_count": count, **out.metadata()},
             )

@@ -15,12 +15,11 @@ from typing import Any
 from sift.integrations.ingest._detect import Refused
 from sift.integrations.ingest._layout import TextBuilder, clean_text
 from sift.integrations.ingest._results import ExtractedFile, InputProblem
+from sift.integrations.ingest._titles import own_title
 from sift.types import Document
 
 __all__ = ["pdf_file", "ranges"]
 
-# Titles PDF writers put in when the author gave none.
-_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "unknown", "title"})
 _PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
 
 
@@ -79,9 +78,7 @@ def pdf_file(path: Path, doc_id: str, meta: dict[str, Any], source: str) -> Extr
             f"no text layer on any of its {count} page(s): a scanned or image-only PDF; "
             "run OCR on it first (e.g. ocrmypdf) to make its text searchable",
         )
-    title = " ".join((info.get("Title") or "").split())
-    if title.lower() in _PLACEHOLDER_TITLES:
-        title = ""
+    title = own_title(info.get("Title"))
     document = Document(
         id=doc_id,
         title=title or path.stem,

@@ -4,14 +4,24 @@ sync removes.
 Identity: a file's document id never depends on how its path was spelled. By default it
 is the file's path relative to a root folder (`root`: a store records the one it was
 first indexed with, see `default_root`), so `docs/a.pdf`, `./docs/a.pdf`,
-`/home/me/docs/a.pdf` and a run over `docs/..` all name the same document. With an
-explicit `prefix` it is that prefix plus the path below the folder given (or the file's
-name, for a file given directly): for ids that stay the same when the files move.
+`/home/me/docs/a.pdf` and a run over `docs/..` all name the same document. A file
+outside the root is named by the folder given on the command line: that folder's name,
+then the path below it (`../b/notes/x.md` given as `../b/notes` is `notes/x.md`; a file
+given directly, by its folder's name and its own), so an id never holds `..` and never
+names an absolute path. With an explicit `prefix` it is that prefix plus the path below
+the folder given (or the file's name, for a file given directly): for ids that stay the
+same when the files move. Ids are in Unicode NFC, so a name spelled decomposed (macOS)
+prints and matches like the same name typed.
+
+`InputFile.former_id` is the id an earlier sift gave the file (relative to the root even
+outside it, `../b/notes/x.md`; or not NFC), when it differs: `sift index` renames such a
+stored document and reports it.
 """
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,11 +80,29 @@ class SourceNaming:
     root: Path | None = None
     prefix: str | None = None
 
-    def doc_id(self, absolute: Path, below: str) -> str:
+    def doc_id(self, absolute: Path, below: str, folder: Path) -> str:
+        """The id of the file at `absolute`, `below` the folder given (`folder`, absolute;
+        a file's own folder when the file was given directly)."""
         if self.prefix is not None:
-            return self.prefix + below
+            return _nfc(self.prefix + below)
         assert self.root is not None
-        return Path(os.path.relpath(absolute, self.root)).as_posix()
+        if absolute.is_relative_to(self.root):
+            return _nfc(absolute.relative_to(self.root).as_posix())
+        return _nfc(f"{folder.name}/{below}" if folder.name else below)
+
+    def former_id(self, absolute: Path, below: str, folder: Path) -> str | None:
+        """The id sift gave this file before ids stayed inside their folder and were
+        NFC, when that differs from `doc_id`."""
+        if self.prefix is not None:
+            old = self.prefix + below
+        else:
+            assert self.root is not None
+            old = Path(os.path.relpath(absolute, self.root)).as_posix()
+        return old if old != self.doc_id(absolute, below, folder) else None
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +114,7 @@ class InputFile:
     absolute: Path
     doc_id: str
     kind: FileKind
+    former_id: str | None = None
 
     @property
     def source(self) -> str:
@@ -110,7 +139,9 @@ def _absolute(path: Path) -> Path:
 
 def default_root(paths: Sequence[str | os.PathLike[str]], cwd: Path | None = None) -> Path:
     """The root a store records on its first ingest: the current folder when every input
-    lies inside it, else the deepest folder holding all of them."""
+    lies inside it, else the deepest folder holding all of them (unless that is the
+    file system's root, whose relative paths would be absolute ones: then the current
+    folder, and the inputs are named by their folders)."""
     here = _absolute(cwd or Path.cwd())
     places = []
     for raw in paths:
@@ -118,7 +149,8 @@ def default_root(paths: Sequence[str | os.PathLike[str]], cwd: Path | None = Non
         places.append(path if path.is_dir() else path.parent)
     if not places or all(p == here or p.is_relative_to(here) for p in places):
         return here
-    return Path(os.path.commonpath(places))
+    common = Path(os.path.commonpath(places))
+    return here if common == Path(common.anchor) else common
 
 
 def _check(path: Path) -> None:
@@ -152,7 +184,7 @@ def plan_inputs(
         if given.is_file():
             kind = file_kind(given)
             assert kind is not None
-            plan.files.append(InputFile(given, base, naming.doc_id(base, given.name), kind))
+            plan.files.append(_input(given, base, given.name, base.parent, kind, naming))
             continue
         plan.folders.append(base)
         for folder, dirs, files in os.walk(given):
@@ -175,9 +207,20 @@ def plan_inputs(
                         )
                     )
                     continue
-                absolute = base / below
-                plan.files.append(InputFile(path, absolute, naming.doc_id(absolute, below), kind))
+                plan.files.append(_input(path, base / below, below, base, kind, naming))
     return plan
+
+
+def _input(
+    path: Path, absolute: Path, below: str, folder: Path, kind: FileKind, naming: SourceNaming
+) -> InputFile:
+    return InputFile(
+        path,
+        absolute,
+        naming.doc_id(absolute, below, folder),
+        kind,
+        naming.former_id(absolute, below, folder),
+    )
 
 
 def stale_documents(

@@ -17,7 +17,9 @@ Tools (each answers structured content with an output schema, and a text block):
   stops the episode.
 - `read_document(doc_id, start_chunk?, max_chunks?)`: a `DocumentReport`.
 - `grep(pattern, limit?, filters?)`: a `GrepReport` (RE2 syntax, linear time).
-Resources: `sift://doc/{doc_id}`, a document's whole text.
+Resources: every document, listed by `resources/list` (pages of 100, with title and
+mime type) and read by the template `sift://doc/{+doc_id}` (the id as written, slashes
+and Unicode included), a document's whole text.
 """
 
 from __future__ import annotations

@@ -17,10 +17,14 @@ URI_PREFIX = "sift://doc/"
 
 
 def document_uri(doc_id: str) -> str:
-    """The resource URI of a document (`sift://doc/{doc_id}`, the id percent-encoded)."""
+    """The resource URI of a document: `sift://doc/` and the id, its slashes as they are
+    (the template is `sift://doc/{+doc_id}`), everything a URI cannot hold (non-ASCII,
+    spaces, `?`, `#`, `%`) percent-encoded, and a `.` or `..` segment encoded so that no
+    client resolves it away."""
     from urllib.parse import quote
 
-    return URI_PREFIX + quote(doc_id, safe="")
+    segments = quote(doc_id, safe="/").split("/")
+    return URI_PREFIX + "/".join(s.replace(".", "%2E") if s in (".", "..") else s for s in segments)
 
 
 class ChunkItem(BaseModel):

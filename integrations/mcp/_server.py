@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -24,6 +24,7 @@ from sift.errors import SiftError
 from sift.graphs import asearch
 from sift.integrations.mcp._progress import ProgressRelay
 from sift.integrations.mcp._reports import ChunkItem, DocumentReport, GrepReport
+from sift.integrations.mcp._resources import register_documents
 from sift.integrations.subagent import (
     FILTERS_DESCRIPTION,
     MAX_TOP_K,
@@ -95,7 +96,7 @@ def create_server(
 ) -> MCPServer[Any]:
     """An MCP server over `corpus`: the tools `search` (one agentic episode driven by
     `policy`, default the heuristic planner), `read_document` and `grep`, and every
-    document as the resource `sift://doc/{doc_id}`.
+    document as the resource `sift://doc/{+doc_id}` (listed by `resources/list`).
 
     `config` holds the episode limits (a call may lower or raise `max_turns` up to
     `max_turns_limit`); `top_k` is the evidence size when a call does not give one.
@@ -230,19 +231,5 @@ def create_server(
 
         return await _guarded("grep", work)
 
-    # Document ids are keys, not paths: "a/../b" or "/notes/x.md" are ids like any other.
-    @server.resource(
-        "sift://doc/{doc_id}",
-        name="document",
-        title="A document of the store",
-        description="The whole text of one document, passage by passage.",
-        mime_type="text/markdown",
-        security=ResourceSecurity(reject_path_traversal=False, reject_absolute_paths=False),
-    )
-    async def document(doc_id: str) -> str:
-        chunks = await anyio.to_thread.run_sync(corpus.read, doc_id)
-        if not chunks:
-            raise ResourceNotFoundError(f"no document with id {doc_id!r} in the store")
-        return DocumentReport.of(doc_id, chunks, 0, len(chunks)).to_text()
-
+    register_documents(server, corpus)
     return server

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sift.errors import DocumentError
-from sift.integrations.chunking import Span, chunk_spans, chunk_spans_many
+from sift.integrations.chunking import Span, chunk_spans_many, chunk_spans_within
 from sift.integrations.stores._embedding import embed_texts
-from sift.integrations.stores.locations import check_locations, chunk_metadata
+from sift.integrations.stores.locations import boundaries, check_locations, chunk_metadata
 from sift.types import Chunk, Document, DocumentFailure
 
 if TYPE_CHECKING:
@@ -42,8 +42,15 @@ _HASH_JSON = json.JSONEncoder(
 )
 
 
+# How a document with pages or sections is cut: part of its hash, so that re-indexing a
+# document stored when chunks could span pages (before this marker) re-chunks it, while
+# documents without location tables (most JSONL passages) keep their hash and are skipped.
+_LAYOUT_CHUNKING = "chunks cut at page and section starts"
+
+
 def content_hash(doc: Document) -> str:
-    """A stable digest of everything stored for a document (id, title, text, metadata).
+    """A stable digest of everything stored for a document (id, title, text, metadata)
+    and, for a document with pages or sections, of how its chunks are cut.
 
     Two documents with the same hash store identically, so an upsert may skip them.
     """
@@ -51,8 +58,15 @@ def content_hash(doc: Document) -> str:
 
 
 def _digest(doc_id: str, title: str, text: str, metadata: dict[str, Any]) -> str:
-    payload = _HASH_JSON.encode([doc_id, title, text, metadata])
+    fields: list[Any] = [doc_id, title, text, metadata]
+    if boundaries(metadata):
+        fields.append(_LAYOUT_CHUNKING)
+    payload = _HASH_JSON.encode(fields)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _spans(text: str, metadata: dict[str, Any], chunk_tokens: int) -> list[Span]:
+    return chunk_spans_within(text, boundaries(metadata), chunk_tokens)
 
 
 def coerce_document(item: Document | dict[str, Any], position: int) -> Document:
@@ -126,17 +140,22 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
     failed: list[tuple[str, str]] = []
     hashes: list[str] = []
     texts: list[str] = []
+    # Documents with pages or sections are cut at their boundaries, one by one; the rest
+    # (most passages) in one batch.
+    plain = [position for position, item in enumerate(items) if not boundaries(item[3])]
+    batch: list[list[Span] | None] = [None] * len(items)
     try:
-        batch: list[list[Span] | None] = list(
-            chunk_spans_many([item[2] for item in items], chunk_tokens)
-        )
+        for position, cut in zip(
+            plain, chunk_spans_many([items[p][2] for p in plain], chunk_tokens), strict=True
+        ):
+            batch[position] = cut
     except Exception:
         batch = [None] * len(items)  # each document alone, to name the one that fails
     for position, (doc_id, title, text, metadata) in enumerate(items):
         spans = batch[position]
         if spans is None:
             try:
-                spans = chunk_spans(text, chunk_tokens)
+                spans = _spans(text, metadata, chunk_tokens)
             except Exception as exc:
                 failed.append((doc_id, f"chunking failed: {exc}"))
                 continue

@@ -8,9 +8,11 @@ tables of character offsets into `Document.text`:
 - `section_starts` and `section_titles`: where each section begins and its title (the
   heading path, e.g. `Results > Revenue`), one title per start, ascending.
 
-Chunks are cut later, by the store; each chunk's metadata then gets, from its offsets,
-`page` (its first page) and `pages` ([first, last]), and `section` (the section its first
-character is in). The tables stay on the document (they are part of what it is, so a
+Chunks are cut later, by the store, never across a page or section start
+(`boundaries`): each chunk's metadata then gets, from its offsets, `page` (the page its
+text is on) and `pages` ([first, last]: one page, except for chunks stored before chunks
+were cut at pages, which are read as they were stored), and `section` (the heading path
+its text sits under). The tables stay on the document (they are part of what it is, so a
 changed layout re-indexes it) and are left out of chunk metadata, where a 300-page table
 would ride along with every search result.
 """
@@ -27,6 +29,7 @@ __all__ = [
     "PAGE_STARTS",
     "SECTION_STARTS",
     "SECTION_TITLES",
+    "boundaries",
     "check_locations",
     "chunk_metadata",
 ]
@@ -69,6 +72,19 @@ def check_locations(metadata: Mapping[str, Any], text_length: int) -> str | None
         ):
             return f"metadata {SECTION_TITLES!r} must be one string per section start"
     return None
+
+
+def boundaries(metadata: Mapping[str, Any]) -> list[int]:
+    """The offsets at which a page or a section begins (a chunk never spans one); empty
+    when the document has no location tables."""
+    if not LOCATION_KEYS & metadata.keys():
+        return []
+    out: set[int] = set()
+    for key in (PAGE_STARTS, SECTION_STARTS):
+        value = metadata.get(key)
+        if isinstance(value, list):
+            out.update(v for v in value if isinstance(v, int) and not isinstance(v, bool))
+    return sorted(out)
 
 
 def chunk_metadata(metadata: Mapping[str, Any], start: int, end: int) -> dict[str, Any]:

@@ -188,3 +188,80 @@ def test_ctrl_c_says_what_was_kept(sift, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(_index, "read_files", real)
     again = sift("index", "--store", str(store), "--json", "-q", str(folder))
     assert json.loads(again.stdout)["added"] + json.loads(again.stdout)["unchanged"] == 6
+
+
+def _ids(sift, store: str) -> list[str]:
+    listed = sift("ls", "--store", store, "--json")
+    return [json.loads(line)["doc_id"] for line in listed.stdout.splitlines()]
+
+
+def test_files_outside_the_recorded_root_are_named_by_the_folder_given(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's store: its first input a JSONL in another folder, later files got ids
+    like `../b/notes/sub/kestrel.md`. Now they are named by the folder given, and every
+    face prints the id the same way."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "seed.jsonl").write_text(
+        json.dumps({"id": "seed-1", "text": "A seed passage."}) + "\n", encoding="utf-8"
+    )
+    notes = tmp_path / "b" / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "sub" / "kestrel.md").write_text("# Kestrel\n\nThe kestrel hovers.", "utf-8")
+    ja = tmp_path / "c" / "d" / "notes-ja"
+    ja.mkdir(parents=True)
+    (ja / "梅雨.md").write_text("# 梅雨\n\n梅雨入りは六月です。", encoding="utf-8")
+    store = str(tmp_path / "store")
+    monkeypatch.chdir(tmp_path / "a")
+    assert sift("index", "--store", store, "--embedder", "hash", "-q", "seed.jsonl").returncode == 0
+    run = sift("index", "--store", store, "--json", "-q", "../b/notes", str(ja))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["source_root"] == str((tmp_path / "a").resolve())
+    assert _ids(sift, store) == ["notes-ja/梅雨.md", "notes/sub/kestrel.md", "seed-1"]
+    found = json.loads(sift("search", "--store", store, "--json", "梅雨入り").stdout)
+    assert found["evidence"][0]["doc_id"] == "notes-ja/梅雨.md"
+    shown = sift("show", "--store", store, "notes/sub/kestrel.md")
+    assert shown.returncode == 0 and "notes/sub/kestrel.md" in shown.stdout
+    # Spelled another way, the same files keep their ids.
+    monkeypatch.chdir(tmp_path / "b")
+    again = json.loads(sift("index", "--store", store, "--json", "-q", "notes").stdout)
+    assert (again["added"], again["unchanged"]) == (0, 1)
+
+
+def test_ids_an_earlier_sift_gave_are_renamed_and_reported(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import unicodedata
+
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.md").write_text("# X\n\nx text", encoding="utf-8")
+    notes = tmp_path / "b" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "kestrel.md").write_text("# Kestrel\n\nThe kestrel hovers.", "utf-8")
+    decomposed = unicodedata.normalize("NFD", "ガイド.md")  # as macOS spells names
+    (tmp_path / "a" / decomposed).write_text("# ガイド\n\n設置は一行です。", "utf-8")
+    store = str(tmp_path / "store")
+    monkeypatch.chdir(tmp_path / "a")
+    assert sift("index", "--store", store, "--embedder", "hash", "-q", "x.md").returncode == 0
+    corpus = SqliteCorpus(store)  # what an earlier sift stored under the former ids
+    try:
+        corpus.upsert(
+            [
+                Document(id="../b/notes/kestrel.md", text="The kestrel hovers."),
+                Document(id=decomposed, text="設置は一行です。"),
+            ]
+        )
+    finally:
+        corpus.close()
+    run = sift("index", "--store", store, "--json", "-q", "../b/notes", decomposed)
+    assert run.returncode == 0, run.stderr
+    renamed = json.loads(run.stdout)["renamed"]
+    assert renamed == [
+        {"former": "../b/notes/kestrel.md", "id": "notes/kestrel.md"},
+        {"former": decomposed, "id": "ガイド.md"},
+    ]
+    assert "renamed ../b/notes/kestrel.md -> notes/kestrel.md" in run.stderr
+    assert _ids(sift, store) == ["notes/kestrel.md", "x.md", "ガイド.md"]

@@ -122,10 +122,15 @@ def test_ids_do_not_depend_on_how_the_path_was_spelled(
     assert ids("../link/docs") == ids("docs/deep/../../docs") == expected
     assert ids(".") == {*expected, "top.txt"}  # the parent: the same ids, and one more
     assert ids("docs/a.md") == {"docs/a.md"}
-    # Above the root: the same files keep their ids; a file outside it climbs out.
+    # Above the root: the same files keep their ids; a file outside it is named by the
+    # folder given (never "../outside.txt", the id an earlier sift gave it).
     _write(tmp_path / "outside.txt", "out")
-    above = {f.doc_id for f in plan_inputs([tmp_path], naming).files}
-    assert above == {*expected, "top.txt", "../outside.txt"}
+    above = {f.doc_id: f.former_id for f in plan_inputs([tmp_path], naming).files}
+    assert above == {
+        **dict.fromkeys(expected),
+        "top.txt": None,
+        f"{tmp_path.name}/outside.txt": "../outside.txt",
+    }
 
     prefixed = SourceNaming(prefix="reports/")
     assert {f.doc_id for f in plan_inputs(["docs"], prefixed).files} == {

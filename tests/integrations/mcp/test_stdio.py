@@ -56,7 +56,7 @@ async def test_stdio_server_tools_search_progress_and_errors(
                 tool.annotations and tool.annotations.read_only_hint for tool in listed.values()
             )
             templates = (await client.list_resource_templates()).resource_templates
-            assert [t.uri_template for t in templates] == ["sift://doc/{doc_id}"]
+            assert [t.uri_template for t in templates] == ["sift://doc/{+doc_id}"]
 
             # One agentic episode, with progress per turn and per tool call.
             progress: list[tuple[float, float | None, str | None]] = []

@@ -55,12 +55,18 @@ def test_files_list_show_and_sync_through_a_weaviate_url(fake, tmp_path, capsys)
 
     assert run(["ls", "--store", url, "--json"]) == 0
     listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(d["doc_id"], d["chunks"]) for d in listed] == [("gone.md", 1), ("report.pdf", 1)]
+    # One chunk per page: a chunk never spans two pages.
+    assert [(d["doc_id"], d["chunks"]) for d in listed] == [("gone.md", 1), ("report.pdf", 3)]
     assert listed[1]["source"] == str((docs / "report.pdf").resolve())
 
     assert run(["show", "--store", url, "--json", "report.pdf"]) == 0
-    (chunk,) = json.loads(capsys.readouterr().out)["chunks"]
-    assert chunk["metadata"]["pages"] == [1, 3] and chunk["metadata"]["page"] == 1
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
+    assert [(c["metadata"]["page"], c["metadata"]["pages"]) for c in chunks] == [
+        (1, [1, 1]),
+        (2, [2, 2]),
+        (3, [3, 3]),
+    ]
+    assert "revenue page 2 grew" in chunks[1]["text"]
 
     (docs / "gone.md").unlink()
     assert run(["index", "--store", url, "-q", "--sync", "--json", str(docs)]) == 0
