@@ -5,13 +5,11 @@ as sift.nodes, sift.graphs and sift.integrations; core/ is the package root `sif
 (types, protocols, errors, filters). No bare `nodes` or `core` module is ever installed.
 pyproject.toml cannot list sub-packages of a remapped folder, so they are found here.
 
-Four parts are C: the static embedder's piece table and pooling (`_pieces.c`), the
-embedded store's grep signatures (`_signatures.c`), its BM25 terms of ASCII text from
-remembered stems (`_stems.c`), and the token estimate (`core/_estimate.c`, run on
-every document chunked). All are optional: where they cannot be compiled (no C
-compiler), the install goes on and the same computation runs in Python and numpy,
-slower, with the same results (`StaticEmbedder.native` says which the embedder uses).
-CI requires them (SIFT_REQUIRE_NATIVE=1 in .ci/run).
+One part is C: the static embedder's piece table and pooling (`_pieces.c`: the embedder
+2.4x-5.7x faster). It is optional: where it cannot be compiled (no C compiler), the
+install goes on and the same vectors come from numpy, slower; importing the embedder
+then warns, and `sift stats` says which path runs (`StaticEmbedder.native`). CI
+requires it (SIFT_REQUIRE_NATIVE=1 in .ci/run).
 """
 
 from __future__ import annotations
@@ -41,27 +39,4 @@ pieces = Extension(
     optional=True,
 )
 
-signatures = Extension(
-    "sift.integrations.stores.sqlite._signatures",
-    sources=["integrations/stores/sqlite/_signatures.c"],
-    extra_compile_args=["-O3", "-std=c11"],
-    optional=True,
-)
-
-stems = Extension(
-    "sift.integrations.stores.sqlite._stems",
-    sources=["integrations/stores/sqlite/_stems.c"],
-    include_dirs=["integrations"],
-    depends=["integrations/_native/table.h"],
-    extra_compile_args=["-O3", "-std=c11"],
-    optional=True,
-)
-
-estimate = Extension(
-    "sift._estimate",
-    sources=["core/_estimate.c"],
-    extra_compile_args=["-O3", "-std=c11"],
-    optional=True,
-)
-
-setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces, signatures, stems, estimate])
+setup(packages=packages, package_dir=ROOTS, ext_modules=[pieces])

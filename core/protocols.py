@@ -30,10 +30,8 @@ __all__ = ["Corpus", "Embedder", "Policy", "Reranker", "TokenCounter"]
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension.
 
-    Optional: a `releases_gil` attribute, True when `embed` runs mostly without the GIL;
-    the embedded store then chunks and embeds an ingest in a thread beside its writer
-    instead of in child processes (which an embedder without it gets past 1,024
-    documents)."""
+    Optional: a `releases_gil` attribute, True when `embed` runs mostly without the GIL
+    (so the embedded store's ingest thread embeds beside its writer in parallel)."""
 
     @property
     def name(self) -> str: ...

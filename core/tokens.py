@@ -17,10 +17,6 @@ chunk of the JSQuAD, English and mixed corpora
 English, and English quoting a Chinese name) is estimated exactly as before; in CJK text
 Latin words and numbers are charged more (names, acronyms and figures there cost more
 than English prose).
-
-The estimate runs in C when the package was built with its C part (`_estimate.c`: one
-pass a text, the GIL released), the same numbers as the regexes here, which count
-otherwise.
 """
 
 from __future__ import annotations
@@ -36,11 +32,6 @@ from sift._token_costs import COSTS
 
 if TYPE_CHECKING:
     import numpy as np
-
-try:
-    from sift import _estimate
-except ImportError:  # built without its C part: the same numbers, from the regexes below
-    _estimate = None  # type: ignore[assignment]
 
 __all__ = ["charged_as_cjk", "estimate_tokens", "estimate_tokens_many"]
 
@@ -73,37 +64,6 @@ def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 @cache
-def _cjk_table() -> tuple[bytes, bytes]:
-    """The CJK characters as the C part takes them: the character class of
-    `_cjk_patterns` as (first, last) pairs of native uint32 code points, and one byte per
-    code point of each range in turn, the tokens it costs (1 to 3; `_costs`)."""
-    from array import array
-
-    ranges: list[int] = []
-    costs = bytearray()
-    for first, last, blob in COSTS:
-        table = zlib.decompress(base64.b64decode(blob))
-        if len(table) != last - first + 1:
-            raise RuntimeError(f"_token_costs: U+{first:04X}-U+{last:04X} is not a cost each")
-        ranges += [first, last]
-        costs += bytes(min(max(cost, 1), 3) for cost in table)  # as _costs maps them
-    ranges += _PAST_TABLE
-    costs += b"\x02" * (_PAST_TABLE[1] - _PAST_TABLE[0] + 1)
-    return array("I", ranges).tobytes(), bytes(costs)
-
-
-def _native_plain(texts: list[str]) -> list[int]:
-    """Each text's `_plain_tokens`, or -1 for one charged as CJK (the C part)."""
-    return _estimate.plain(texts, _cjk_table()[0], LATIN_PER_CJK)
-
-
-def _native_estimate(texts: list[str], *, cjk_context: bool = False) -> list[int]:
-    """Each text's `estimate_tokens` (the C part)."""
-    ranges, costs = _cjk_table()
-    return _estimate.estimate(texts, ranges, costs, LATIN_PER_CJK, cjk_context)
-
-
-@cache
 def _costs() -> dict[int, str]:
     """str.translate table: every CJK character costing 1 or 3 tokens to "1" or "3"
     (the rest cost 2, characters outside the table their UTF-8 length)."""
@@ -131,8 +91,6 @@ def charged_as_cjk(text: str) -> bool:
     of one, but not an English page that quotes a name in Chinese."""
     if text.isascii():
         return False
-    if _estimate is not None:
-        return _native_plain([text])[0] < 0
     one_cjk, _ = _cjk_patterns()
     cjk = len(one_cjk.findall(text))
     return cjk > 0 and cjk * LATIN_PER_CJK >= len(_LATIN.findall(text))
@@ -147,8 +105,6 @@ def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
     a letter of a three-byte script (Greek extended, Bengali, ...) two."""
     if not text:
         return 0
-    if _estimate is not None:
-        return _native_estimate([text], cjk_context=cjk_context)[0]
     if not cjk_context and not charged_as_cjk(text):
         return _plain_tokens(text)
     one_cjk, cjk_pieces = _cjk_patterns()
@@ -179,12 +135,7 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
     pass, the others go through the regex, and each run of newlines is one token. The
     pieces' pattern never matches white space but newlines, so the counts add up. (The
     regex's Unicode classes cost about 85 ns a character: 60-75 us for such a passage
-    alone, against about 20 this way.)
-
-    With the C part (`_estimate.c`) every text is counted there, in one pass with the
-    GIL released."""
-    if _estimate is not None:
-        return _native_estimate(list(texts))
+    alone, against about 20 this way.)"""
     out = [0] * len(texts)
     ascii_rows: list[int] = []
     ascii_parts: list[str] = []

@@ -1,5 +1,4 @@
-"""Child interpreters driven over two pipes: the store's chunk-and-embed child
-(`stores/sqlite/_prepare.py`) and the HTTP service's search processes
+"""Child interpreters driven over two pipes: the HTTP service's search processes
 (`http/_processes.py`).
 
 A child is a fresh interpreter (`python -c COMMAND`): never a fork of the caller's
@@ -10,7 +9,7 @@ sees EOF, so it never outlives its parent.
 
 A child ignores SIGINT from its first line: Ctrl-C in a terminal reaches the whole
 process group, the parent handles it and closes the pipes, and a child interrupted
-itself printed a KeyboardInterrupt traceback over the user's terminal (one per ingest
+itself printed a KeyboardInterrupt traceback over the user's terminal (one per
 child).
 """
 

@@ -164,8 +164,7 @@ class StaticEmbedder:
     def releases_gil(self) -> bool:
         """Whether `embed` runs mostly without the GIL (the C part pools, the tokenizer
         learns new pieces on its own threads), so a thread beside the caller's embeds in
-        parallel with it. The embedded store's ingest reads this: it then chunks and
-        embeds in a thread rather than in child processes (`SqliteCorpus`)."""
+        parallel with it, as the embedded store's ingest does."""
         return self._native is not None
 
     @property
@@ -329,7 +328,7 @@ class StaticEmbedder:
         return fresh
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as its folder (a child process of an ingest loads its own copy): the
+        # Pickled as its folder (another process loads its own copy): the
         # table, the tokenizer and the remembered pieces are not worth sending.
         return (_load, (self._folder, self._pieces is not None, self._native is not None))
 

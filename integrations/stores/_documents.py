@@ -120,8 +120,8 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
     whose chunking or embedding fails is reported and the others are still prepared.
 
     The content hash is made here, not by the store's writer: it is mostly the JSON
-    encoding of the text, and here it runs beside the writer (in the ingest's thread or
-    child processes) instead of on its critical path (benchmarks/results/ingest_profile.md)."""
+    encoding of the text, and here it runs beside the writer (in the ingest's thread)
+    instead of on its critical path (benchmarks/results/ingest_profile.md)."""
     chunked: list[tuple[int, list[Span]]] = []
     failed: list[tuple[str, str]] = []
     hashes: list[str] = []

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 from pathlib import Path
@@ -9,20 +8,8 @@ from typing import Any
 
 import pytest
 
-from sift import tokens
 from sift.analysis import has_cjk
 from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
-
-
-@pytest.fixture(autouse=True, params=["C", "Python"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs with the plain rules counted by the C part, then by the regexes (a
-    build without it)."""
-    if request.param == "Python":
-        monkeypatch.setattr(tokens, "_estimate", None)
-    elif tokens._estimate is None and os.environ.get("SIFT_REQUIRE_NATIVE") != "1":
-        pytest.skip("sift was installed without its C part: the Python path is tested")
-    return str(request.param)
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:

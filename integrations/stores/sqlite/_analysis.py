@@ -20,14 +20,8 @@ over pre-tokenized. The choice is made per text:
 - A word is dropped when longer than `max_word_chars` characters; tantivy counts bytes,
   so a text holding a non-ASCII word whose bytes pass the limit goes to Python too.
 
-Where the package's C part is built (`_stems.c`), tantivy analyses nothing: every text
-reaches it as its terms joined by spaces, under a whitespace tokenizer. An ASCII text's
-terms come from a table of remembered stems (each distinct word stemmed once, by the
-analyzer), with the GIL released; tantivy's own analyzer stemmed every word of every
-chunk again, half of its indexing CPU (benchmarks/results/ingest_ab.md). Other text
-gets the terms above (tantivy's analyzer on the safe part, Python on the rest). The
-terms are the same either way, so an index written one way is read and extended the
-other.
+An index written when a C part handed tantivy every text as its terms joined by spaces
+holds these same terms: it is read and extended as it is.
 
 Queries are analysed in Python (they are short) and become tantivy term queries, one per
 distinct term and field, boosted by the analyzer's query weights: no query parser ever
@@ -40,17 +34,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import cache
-from typing import cast
 
 import tantivy
 
 from sift.analysis import Analyzer, has_cjk, script_of
 from sift.integrations.stores._checks import MAX_QUERY_TERMS
-
-try:
-    from sift.integrations.stores.sqlite import _stems
-except ImportError:  # built without its C part (no compiler): tantivy stems the text
-    _stems = None  # type: ignore[assignment]
 
 __all__ = ["TOKENIZER", "TantivyAnalysis"]
 
@@ -64,9 +52,6 @@ _SPACE = re.compile(r"\s")
 # Characters from here on (CJK, Hangul, Yi, private use, compatibility forms...) are
 # all analysed in Python; probing only the ones below keeps the probe cheap.
 _PROBE_LIMIT = 0x3000
-# The stems remembered at most (about 40 bytes each): far more than a corpus has words;
-# past it, texts with a word not remembered get the terms the slower way.
-_MAX_STEMS = 2_000_000
 
 
 class TantivyAnalysis:
@@ -79,37 +64,21 @@ class TantivyAnalysis:
         self._native = _native_analyzer(analyzer.max_word_chars, latin)
         # None (a Latin stemmer tantivy lacks): every text is analysed in Python.
         self._whitespace = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
-        self._stems = (
-            _stems.StemTable(analyzer.max_word_chars, _MAX_STEMS)
-            if _stems is not None and analyzer.max_word_chars <= 0xFFFF
-            else None
-        )
-
-    @property
-    def pre_analysed(self) -> bool:
-        """True when tantivy is handed every text as its terms (the C part is built)."""
-        return self._stems is not None
 
     def register(self, index: tantivy.Index) -> None:
         """Registers the text fields' analyzer on an opened index."""
-        native = None if self._stems is not None else self._native
-        index.register_tokenizer(TOKENIZER, native or self._whitespace)
+        index.register_tokenizer(TOKENIZER, self._native or self._whitespace)
 
     def fill(self, docs: Sequence[tantivy.Document], field: str, values: Sequence[str]) -> None:
         """Adds values[i] to `field` of docs[i], as `add` does one at a time."""
-        if self._stems is None:
-            for doc, value in zip(docs, values, strict=True):
-                self.add(doc, field, value)
-            return
-        for doc, joined in zip(docs, self._joined(values), strict=True):
-            if joined:
-                doc.add_text(field, joined)
+        for doc, value in zip(docs, values, strict=True):
+            self.add(doc, field, value)
 
     def add(self, doc: tantivy.Document, field: str, text: str) -> None:
-        """Adds `text` to `field` of `doc` without the C part: the part tantivy analyses
-        as the analyzer does as text, the rest as the analyzer's terms (pre-tokenized). A
-        field's values add up (term counts and length), and the index keeps no
-        positions, so the split changes nothing BM25 sees."""
+        """Adds `text` to `field` of `doc`: the part tantivy analyses as the analyzer
+        does as text, the rest as the analyzer's terms (pre-tokenized). A field's values
+        add up (term counts and length), and the index keeps no positions, so the split
+        changes nothing BM25 sees."""
         native, pieces = self._split(text)
         if native:
             doc.add_text(field, native)
@@ -117,55 +86,9 @@ class TantivyAnalysis:
             terms = self.analyzer.terms(pieces)
             doc.add_pre_tokenized_text(field, self._whitespace.pre_tokenize(" ".join(terms)))
 
-    def _joined(self, values: Sequence[str]) -> list[str]:
-        """Each value's terms joined by spaces (with the C part). Repeated values (a
-        document's title on each of its chunks) are analysed once.
-
-        A text that is not all ASCII is normalised as the analyzer does (NFKC, lower
-        case); the table gives the terms of its pieces (between white space) that are
-        ASCII, `_terms` those of the others. No term crosses white space, and an ASCII
-        piece of a normalised text has the terms it has alone (words of [a-z0-9], the
-        Latin stemmer), so the terms are those of the whole text."""
-        distinct = list(dict.fromkeys(values))
-        texts = [
-            text if text.isascii() else unicodedata.normalize("NFKC", text).lower()
-            for text in distinct
-        ]
-        joined, others = self._table_terms(texts)
-        done: dict[str, str] = {}
-        for value, terms, other in zip(distinct, joined, others, strict=True):
-            if other:
-                more = " ".join(self._terms(other))
-                terms = f"{terms} {more}" if terms and more else terms or more
-            done[value] = terms
-        return [done[value] for value in values]
-
-    def _table_terms(self, texts: list[str]) -> tuple[list[str], list[str]]:
-        """The table's `join`, with the words it lacks stemmed by the analyzer and
-        remembered; a text the table still cannot do (it is full) is analysed whole."""
-        table = cast("_stems.StemTable", self._stems)
-        joined, others, missing = table.join(texts)
-        if missing:
-            words = sorted(missing)
-            stems = self.analyzer.terms(" ".join(words))
-            # One stem per word: each is [a-z0-9]+ and short enough to be kept.
-            if len(stems) == len(words):
-                table.add(words, stems)
-            again = [i for i, got in enumerate(joined) if got is None]
-            for i, got in zip(again, table.join([texts[i] for i in again])[0], strict=True):
-                if got is None:
-                    got, others[i] = " ".join(self._terms(texts[i])), ""
-                joined[i] = got
-        return cast("list[str]", joined), others
-
     def terms(self, text: str) -> list[str]:
         """The terms the index holds for `text`, computed as `fill` indexes them (for
         tests and diagnostics: as a multiset they equal `Analyzer.terms(text)`)."""
-        if self._stems is not None:
-            return self._joined([text])[0].split()
-        return self._terms(text)
-
-    def _terms(self, text: str) -> list[str]:
         native, pieces = self._split(text)
         out = list(self._native.analyze(native)) if native and self._native else []
         return out + (self.analyzer.terms(pieces) if pieces else [])

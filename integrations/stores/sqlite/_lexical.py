@@ -37,8 +37,8 @@ __all__ = ["LexicalIndex"]
 # Bump when the tantivy schema or the way text is handed to it changes: forces a rebuild.
 # 1 was tantivy's en_stem analysis; 2 is sift.analysis (the analyzer's spec is recorded
 # beside the format, and a different one forces a rebuild too). Handing tantivy the terms
-# joined by spaces (the C part) rather than the text did not bump it: the index holds the
-# same terms either way (tests/integrations/stores/sqlite/test_stems.py).
+# joined by spaces (a C part since removed) rather than the text did not bump it: the
+# index holds the same terms either way.
 _FORMAT = 2
 _FIELDS = ("title", "text")
 # Batches queued for the lexical thread at most: one being added, one waiting. More would

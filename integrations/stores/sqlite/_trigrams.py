@@ -10,8 +10,7 @@ the fragment (hash collisions, trigrams scattered) is read and rejected by the r
 The bits are stored by slice: for every block of `BLOCK` consecutive chunk rowids, one
 bitmap over the block's chunks per bit, so a query reads only the slices of its bits
 (about 1 KB per bit per 8,192 chunks) instead of every signature. Adding a chunk costs
-one pass over its text in C (`_signatures.c`; a few numpy passes, the same bits, where
-the package was built without its C part), and the index only ever grows: chunk rowids
+a few numpy passes over its text, and the index only ever grows: chunk rowids
 are never reused, a deleted chunk's bits are left set (the regex reads SQLite, where it
 is gone).
 
@@ -40,11 +39,6 @@ from pathlib import Path
 import numpy as np
 
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
-
-try:
-    from sift.integrations.stores.sqlite import _signatures
-except ImportError:  # built without its C part (no compiler): numpy sets the bits
-    _signatures = None  # type: ignore[assignment]
 
 __all__ = ["BITS", "BLOCK", "TrigramIndex", "trigram_bits"]
 
@@ -239,12 +233,6 @@ class TrigramIndex:
 def _set_bits(block: np.ndarray, columns: np.ndarray, texts: Sequence[str]) -> None:
     """Sets, in one block's slices, the bit of every trigram of every text, in the
     text's column (columns ascending)."""
-    if _signatures is not None:
-        # The same bits in one pass in C, with the GIL released (_signatures.c): the
-        # numpy passes below were a sixth of an ingest's writer thread.
-        folded = [text.casefold() for text in texts]
-        _signatures.set_bits(block, int(_SHIFT), columns.tolist(), folded)
-        return
     start = 0
     while start < len(columns):
         # At most _SCRATCH_COLUMNS columns at a time: the scratch stays a few MB.

@@ -5,7 +5,6 @@ analyzer, rebuilds its BM25 index when it changes, and upgrades stores made befo
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import sqlite3
@@ -18,7 +17,7 @@ import tantivy
 
 from sift.analysis import Analyzer, default_analyzer
 from sift.integrations.stores._literals import literal_fragments
-from sift.integrations.stores.sqlite import SqliteCorpus, _analysis
+from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._analysis import TantivyAnalysis
 from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.types import Document
@@ -59,17 +58,6 @@ def corpus_texts(limit_per_set: int) -> list[str]:
     return out
 
 
-@pytest.fixture(params=["stems in C", "tantivy"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs a test with the terms from the C part's table of stems, then with tantivy's
-    analyzer on the text (a build without the C part)."""
-    if request.param == "tantivy":
-        monkeypatch.setattr(_analysis, "_stems", None)
-    elif _analysis._stems is None and os.environ.get("SIFT_REQUIRE_NATIVE") != "1":
-        pytest.skip("sift was installed without its C part: the tantivy path is tested")
-    return str(request.param)
-
-
 @pytest.mark.parametrize(
     "analyzer",
     [
@@ -83,9 +71,8 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     ],
     ids=lambda a: a.spec,
 )
-def test_the_index_holds_exactly_the_analyzers_terms(analyzer: Analyzer, path: str) -> None:
+def test_the_index_holds_exactly_the_analyzers_terms(analyzer: Analyzer) -> None:
     analysis = TantivyAnalysis(analyzer)
-    assert analysis.pre_analysed == (path == "stems in C")
     for text in EDGE_CASES + corpus_texts(150):
         assert Counter(analysis.terms(text)) == Counter(analyzer.terms(text)), text[:120]
 

@@ -3,20 +3,16 @@ holds a fragment, selective, and durable across blocks, closes, crashes and read
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
 import random
 import sqlite3
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sift.integrations.stores.sqlite import SqliteCorpus, _trigrams
-from sift.integrations.stores.sqlite._trigrams import BITS, BLOCK, TrigramIndex, trigram_bits
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite._trigrams import BLOCK, TrigramIndex, trigram_bits
 from sift.types import Document
 
 BENCHMARKS = Path(__file__).resolve().parents[4] / ".." / "shared" / "benchmarks"
@@ -76,26 +72,8 @@ def always() -> Callable[[], bool]:
     return lambda: True
 
 
-# Without the C part (no compiler at install) its tests skip, saying so; CI sets
-# SIFT_REQUIRE_NATIVE=1, and there they fail instead.
-native_only = pytest.mark.skipif(
-    _trigrams._signatures is None and os.environ.get("SIFT_REQUIRE_NATIVE") != "1",
-    reason="sift was installed without its C part (no C compiler): the numpy path is tested",
-)
-
-
-@pytest.fixture(params=["c", "numpy"])
-def setter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs a test with the bits set by the C part, then by numpy."""
-    if request.param == "numpy":
-        monkeypatch.setattr(_trigrams, "_signatures", None)
-    elif _trigrams._signatures is None and os.environ.get("SIFT_REQUIRE_NATIVE") != "1":
-        pytest.skip("sift was installed without its C part: the numpy path is tested")
-    return str(request.param)
-
-
 def test_every_chunk_holding_a_fragment_is_a_candidate(
-    tmp_path: Path, always: Callable[[], bool], setter: str
+    tmp_path: Path, always: Callable[[], bool]
 ) -> None:
     rows = _rows(600)
     index = TrigramIndex(tmp_path / "t.bin", always)
@@ -239,12 +217,10 @@ def test_saving_at_close_is_best_effort(tmp_path: Path, caplog: pytest.LogCaptur
         assert [h.chunk.doc_id for h in again.grep("Needle[89]x").hits] == ["g8", "g9"]
 
 
-# ---------------------------------------------------------------- the C part (_signatures.c)
-
-# Every kind of text the C part reads differently from numpy's UTF-32 array: one-, two-
-# and four-byte strings, case folding that changes the length (ß -> ss, İ -> i̇), a lone
-# surrogate (text decoded with surrogateescape), texts shorter than a trigram, and the
-# highest code points, whose products wrap in uint32.
+# Texts that are easy to get wrong: one-, two- and four-byte strings, case folding that
+# changes the length (ß -> ss, İ -> i̇), a lone surrogate (text decoded with
+# surrogateescape), texts shorter than a trigram, and the highest code points, whose
+# products wrap in uint32.
 NASTY = [
     "",
     "a",
@@ -259,97 +235,10 @@ NASTY = [
 ]
 
 
-def _both(columns: list[int], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One block's bits for `texts`, set by the C part and by numpy."""
-    by_c, by_numpy = np.zeros((BITS, BLOCK // 8), np.uint8), np.zeros((BITS, BLOCK // 8), np.uint8)
-    assert _trigrams._signatures is not None, "the C part was not built"
-    folded = [t.casefold() for t in texts]
-    _trigrams._signatures.set_bits(by_c, int(_trigrams._SHIFT), columns, folded)
-    _trigrams._set_span(by_numpy, np.array(columns, dtype=np.int64), texts)
-    return by_c, by_numpy
-
-
-@native_only
-def test_the_c_part_sets_the_same_bits_as_numpy() -> None:
-    rng = random.Random(3)
-    texts = NASTY + _texts(400, seed=11)
-    alphabet = "aé東𠮷\udcffZ "
-    texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(300)]
-    columns = sorted(rng.sample(range(BLOCK), len(texts)))
-    columns[0], columns[-1] = 0, BLOCK - 1  # both edges of the block
-    by_c, by_numpy = _both(columns, texts)
-    assert by_c.any()
-    assert np.array_equal(by_c, by_numpy)
-    # Bits are ORed in: a second text in a column already set adds to it.
-    again_c, again_numpy = _both([5, 5 + 8], ["river bank", "tower museum"])
-    assert np.array_equal(again_c, again_numpy)
-
-
-@native_only
-def test_the_c_part_reads_real_passages_as_numpy_does() -> None:
-    corpus = BENCHMARKS / "jsquad" / "corpus.jsonl"
-    english = BENCHMARKS / "hotpotqa" / "corpus.jsonl"
-    texts = []
-    for path in (corpus, english):
-        with open(path, encoding="utf-8") as lines:
-            texts += [json.loads(line)["text"] for line in itertools.islice(lines, 500)]
-    columns = list(range(0, 2 * len(texts), 2))
-    by_c, by_numpy = _both(columns, texts)
-    assert np.array_equal(by_c, by_numpy)
-
-
-@native_only
-def test_the_c_part_refuses_bad_arguments_and_leaves_the_block_as_it_was() -> None:
-    signatures = _trigrams._signatures
-    assert signatures is not None
-    shift = int(_trigrams._SHIFT)
-    block = np.zeros((BITS, BLOCK // 8), np.uint8)
-    signatures.set_bits(block, shift, [3], ["river"])
-    before = block.copy()
-    with pytest.raises(ValueError, match="columns\\[1\\] is 8192, outside the block's 0 to 8191"):
-        signatures.set_bits(block, shift, [0, BLOCK], ["tower", "museum"])
-    with pytest.raises(ValueError, match="columns\\[0\\] is -1"):
-        signatures.set_bits(block, shift, [-1], ["tower"])
-    with pytest.raises(TypeError, match="texts\\[1\\] is bytes, not str"):
-        signatures.set_bits(block, shift, [0, 1], ["tower", b"museum"])
-    with pytest.raises(ValueError, match="2 columns for 1 texts"):
-        signatures.set_bits(block, shift, [0, 1], ["tower"])
-    with pytest.raises(TypeError, match="must be lists"):
-        signatures.set_bits(block, shift, (0,), ["tower"])
-    with pytest.raises(ValueError, match="shift must be 17 to 31"):
-        signatures.set_bits(block, 5, [0], ["tower"])
-    with pytest.raises(ValueError, match="not a multiple of 4096 rows"):
-        signatures.set_bits(np.zeros(100, np.uint8), shift, [0], ["tower"])
-    frozen = block.copy()
-    frozen.flags.writeable = False
-    with pytest.raises((BufferError, ValueError)):
-        signatures.set_bits(frozen, shift, [0], ["tower"])
-    # Every check runs before the first bit is set: a refused call changed nothing, and
-    # let go of the texts it held (refused after the first, or run to the end).
-    assert np.array_equal(block, before)
-    text = "".join(["mus", "eum tower"])  # a string of its own, not an interned one
-    held = sys.getrefcount(text)
-    with pytest.raises(ValueError, match="columns\\[1\\]"):
-        signatures.set_bits(block.copy(), shift, [0, BLOCK], [text, text])
-    signatures.set_bits(block.copy(), shift, [0, 1], [text, text])
-    assert sys.getrefcount(text) == held
-    signatures.set_bits(block, shift, [4], ["river"])  # and the block still takes bits
-    assert not np.array_equal(block, before)
-
-
-@native_only
-def test_a_file_written_by_the_c_part_is_read_by_the_numpy_path(
-    tmp_path: Path, always: Callable[[], bool], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # An install without a compiler opens a store an install with one wrote: the same
-    # bits, so the same candidates, and nothing to rebuild.
-    rows = _rows(300)
-    conn = _chunks(tmp_path / "c.db", rows)
-    _added(tmp_path, always, rows).close()
-    monkeypatch.setattr(_trigrams, "_signatures", None)
-    rebuilt = TrigramIndex(tmp_path / "numpy.bin", always)
-    rebuilt.load(conn)
-    read = TrigramIndex(tmp_path / "t.bin", always)
-    read.load(_chunks(tmp_path / "empty2.db", []))
-    for fragment in ("river bank", "東京", "ΣΊΣΥΦΟΣ", "𠮷野家"):
-        assert _found(read, fragment) == _found(rebuilt, fragment), fragment
+def test_every_trigram_of_odd_text_is_found(tmp_path: Path, always: Callable[[], bool]) -> None:
+    rows = list(enumerate(NASTY, start=1))
+    index = _added(tmp_path, always, rows)
+    for rowid, text in rows:
+        folded = text.casefold()
+        for at in range(len(folded) - 2):
+            assert rowid in _found(index, folded[at : at + 3]), (text, at)

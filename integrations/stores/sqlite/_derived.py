@@ -1,0 +1,410 @@
+"""The indexes derived from SQLite (BM25, dense vectors, grep's trigrams), kept in step
+with it by one mechanism.
+
+SQLite is the source of truth. Every write appends to its change log (`changes`: op,
+chunk rowid, an AUTOINCREMENT sequence) in the transaction that writes the rows; only
+after COMMIT is each derived index handed what changed (`apply`, a `Written`). An index
+that lives on disk records beside it the change sequence it holds (`held`); `record`
+makes every index durable up to SQLite's sequence (`commit`) and then prunes the log up
+to what all of them hold, keeping `meta.log_floor` (the log holds every change past it).
+On open each index catches up (`catch_up`, given the `ChangeLog`): it replays the
+changes past what it holds while the log still covers them, or rebuilds itself from
+SQLite when it does not (`ChangeLog.covers`). A crash at any point therefore costs a
+replay, never data.
+
+A new derived index is one more class with the `DerivedIndex` methods (in a module of
+its own), passed to `Derived` where `Derived.open` builds it (`*more`): it gets the same
+catch-up on open, the same writes after each commit, the same recording and log pruning,
+and the same closing; a property here exposes it to `_reads`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from sift.analysis import Analyzer
+from sift.errors import CorpusError
+from sift.integrations.stores._closing import Step, release_quietly
+from sift.integrations.stores.sqlite._lexical import LexicalIndex
+from sift.integrations.stores.sqlite._schema import transaction
+from sift.integrations.stores.sqlite._state import current_seq, read_meta
+from sift.integrations.stores.sqlite._trigrams import TrigramIndex
+from sift.integrations.stores.sqlite._vectors import ExactVectors
+
+if TYPE_CHECKING:
+    # Imported when a store needs it (usearch takes a while to import).
+    from sift.integrations.stores.sqlite._ann import AnnVectors
+
+__all__ = ["ChangeLog", "Derived", "DerivedIndex", "Written"]
+
+log = logging.getLogger("sift.integrations.stores")
+
+_ANN_FILE = "vectors.usearch"
+_TRIGRAM_FILE = "trigrams.bin"
+# The HNSW graph is saved to disk at most this often during ingest (and on close); in
+# between, a crash costs a replay of the change log, never data.
+_ANN_SAVE_EVERY = 250_000
+_CHUNK_ROWS = "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeLog:
+    """SQLite's change log as an index catching up sees it."""
+
+    conn: sqlite3.Connection
+    seq: int  # SQLite's last change
+    floor: int  # the log holds every change past this one
+    writer: bool  # False: this process may not write any index's files
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection, *, writer: bool) -> ChangeLog:
+        floor = int(read_meta(conn).get("log_floor", "0"))
+        return cls(conn, current_seq(conn), floor, writer)
+
+    def covers(self, held: int) -> bool:
+        """Whether an index holding changes up to `held` can catch up by replay (else it
+        is rebuilt from SQLite: the log was pruned past it, or it is from another store)."""
+        return self.floor <= held <= self.seq
+
+    def chunks_since(self, held: int) -> list[int]:
+        """The chunk rowids changed after `held`, in the log's order (with repeats)."""
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT chunk FROM changes WHERE seq > ? ORDER BY seq", (held,)
+            )
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What one committed transaction changed, for every derived index."""
+
+    removed: list[int]  # chunk rowids deleted (a changed document's old chunks too)
+    rowids: np.ndarray  # chunk rowids added, ascending
+    vectors: np.ndarray  # their L2-normalised vectors, row for row
+    rows: list[tuple[int, str, str]]  # (rowid, title, text) of the added chunks
+
+
+class DerivedIndex(Protocol):
+    """One index derived from SQLite (see the module's docstring)."""
+
+    closing: str  # the close step, as a failure to close names it
+
+    def catch_up(self, changes: ChangeLog) -> None:
+        """On open: brings the index to `changes.seq`, by replay or rebuild."""
+
+    def apply(self, written: Written) -> None:
+        """Takes a committed write (its work may be queued: `wait`)."""
+
+    def pending(self, seq: int, *, final: bool) -> bool:
+        """Whether `record(seq)` has something to make durable for this index (`final`:
+        the store is closing)."""
+
+    def commit(self, seq: int, *, final: bool) -> None:
+        """Makes durable what the index holds up to `seq`, where `pending` says so."""
+
+    def held(self) -> int | None:
+        """The change sequence the index holds on disk, or None when it keeps no place
+        in the log (it lives in memory, or tracks chunk rowids itself)."""
+
+    def wait(self) -> None:
+        """Returns once every write handed to the index is searchable."""
+
+    def close(self) -> None:
+        """Releases the index's files and threads."""
+
+
+class Derived:
+    """Every derived index of one open store, in the order they catch up."""
+
+    def __init__(
+        self, lexical: _Lexical, vectors: _Vectors, trigrams: _Trigrams, *more: DerivedIndex
+    ) -> None:
+        self._lexical = lexical
+        self._vectors = vectors
+        self._trigrams = trigrams
+        # The order they catch up, take writes and close in, but the BM25 index closes
+        # last: it holds the store's write lock, which the others' saving checks.
+        self.indexes: list[DerivedIndex] = [vectors, lexical, trigrams, *more]
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        conn: Callable[[], sqlite3.Connection],
+        *,
+        dim: int,
+        analyzer: Analyzer,
+        writer: bool,
+        vector_index: str,
+        ann_threshold: int,
+    ) -> Derived:
+        """Opens every index and catches it up with SQLite; on failure, closes what it
+        opened (the BM25 index's writer lock among them) and raises."""
+        lexical = _Lexical(LexicalIndex(path / "lexical", analyzer, writable=writer), path)
+        try:
+            derived = cls(
+                lexical,
+                _Vectors(path, conn, dim, writer, vector_index, ann_threshold),
+                _Trigrams(TrigramIndex(path / _TRIGRAM_FILE, lambda: lexical.may_write(writer))),
+            )
+            changes = ChangeLog.read(conn(), writer=writer)
+            for index in derived.indexes:
+                index.catch_up(changes)
+            # Only then is the log pruned: every index has replayed what it needs of it.
+            if writer:
+                derived.record(conn(), changes.seq)
+        except BaseException:
+            release_quietly(f"store {path}", [("closing the BM25 index", lexical.index.close)])
+            raise
+        return derived
+
+    # ------------------------------------------------------------------ for the write path
+
+    def lock(self) -> None:
+        """Takes the store's write lock (tantivy's writer lock): a second writing process
+        is refused before anything is written."""
+        self._lexical.index.lock()
+
+    def apply(self, written: Written) -> None:
+        for index in self.indexes:
+            index.apply(written)
+
+    def wait(self) -> None:
+        for index in self.indexes:
+            index.wait()
+
+    def behind(self, seq: int) -> bool:
+        """Whether `record(seq)` would make anything durable."""
+        return any(index.pending(seq, final=False) for index in self.indexes)
+
+    def record(self, conn: sqlite3.Connection, seq: int, *, final: bool = False) -> None:
+        """Makes every index durable up to `seq` where it has something to, then prunes
+        the change log up to what all of them hold."""
+        if not any(index.pending(seq, final=final) for index in self.indexes):
+            return
+        for index in self.indexes:
+            index.commit(seq, final=final)
+        held = min((h for index in self.indexes if (h := index.held()) is not None), default=seq)
+        with transaction(conn):
+            conn.execute("DELETE FROM changes WHERE seq <= ?", (held,))
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'log_floor' AND CAST(value AS INTEGER) < ?",
+                (str(held), held),
+            )
+
+    def close_steps(self, conn: Callable[[], sqlite3.Connection], seq: int) -> list[Step]:
+        """What closing takes, in order (for `release_all`): saving what is worth
+        keeping (the HNSW graph), then closing each index."""
+        steps: list[Step] = []
+        if any(index.pending(seq, final=True) for index in self.indexes):
+            steps.append(("saving the vector index", lambda: self.record(conn(), seq, final=True)))
+        last: list[DerivedIndex] = [self._lexical]
+        order = [index for index in self.indexes if index is not self._lexical] + last
+        return steps + [(index.closing, index.close) for index in order]
+
+    # ------------------------------------------------------------------ for reads
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        return self._lexical.index
+
+    @property
+    def vectors(self) -> ExactVectors | AnnVectors:
+        return self._vectors.index
+
+    @property
+    def trigrams(self) -> TrigramIndex:
+        return self._trigrams.index
+
+
+class _Lexical:
+    """The tantivy BM25 index: committed with its sequence at every `record`."""
+
+    closing = "closing the BM25 index"
+
+    def __init__(self, index: LexicalIndex, store: Path) -> None:
+        self.index = index
+        self._store = store
+
+    def may_write(self, writer: bool) -> bool:
+        """Whether this process may write the derived indexes' files: it takes the
+        store's write lock (tantivy's), unless another process holds it."""
+        if not writer:
+            return False
+        try:
+            self.index.lock()
+        except CorpusError:
+            return False
+        return True
+
+    def catch_up(self, changes: ChangeLog) -> None:
+        lex = self.index
+        if lex.seq == changes.seq:
+            return
+        if not changes.writer:
+            # The writing process is between a SQLite commit and its BM25 commit (or
+            # died there, and its next open replays): searches here see BM25 as of its
+            # last commit, the rest as of SQLite.
+            log.info(
+                "store %s opened for reading: its BM25 index holds changes up to %d of %d",
+                self._store,
+                lex.seq,
+                changes.seq,
+            )
+            return
+        if not changes.covers(lex.seq):
+            lex.reset()
+            cursor = changes.conn.execute(_CHUNK_ROWS)
+            while rows := cursor.fetchmany(5_000):
+                lex.add(rows)
+            return
+        touched = sorted(set(changes.chunks_since(lex.seq)))
+        # Delete before re-adding: the index may already hold some of these chunks when
+        # it committed but died before recording its sequence.
+        for start in range(0, len(touched), 10_000):
+            part = touched[start : start + 10_000]
+            lex.delete(part)
+            marks = ",".join("?" * len(part))
+            lex.add(changes.conn.execute(f"{_CHUNK_ROWS} WHERE c.id IN ({marks})", part).fetchall())
+
+    def apply(self, written: Written) -> None:
+        self.index.delete(written.removed)
+        self.index.add(written.rows)
+
+    def pending(self, seq: int, *, final: bool) -> bool:
+        # Not at close: what an ingest left uncommitted (it failed) is replayed instead.
+        return not final and self.index.seq != seq
+
+    def commit(self, seq: int, *, final: bool) -> None:
+        if not final:
+            self.index.commit(seq)
+
+    def held(self) -> int:
+        return self.index.seq
+
+    def wait(self) -> None:
+        """Searches see the BM25 index as of its last commit (`record`)."""
+
+    def close(self) -> None:
+        self.index.close()
+
+
+class _Vectors:
+    """The dense index: exact in memory (loaded from SQLite), or the HNSW graph on disk
+    (its sequence recorded), switched to once the store reaches `ann_threshold`."""
+
+    closing = "closing the vector index"
+
+    def __init__(
+        self,
+        path: Path,
+        conn: Callable[[], sqlite3.Connection],
+        dim: int,
+        writer: bool,
+        vector_index: str,
+        ann_threshold: int,
+    ) -> None:
+        self._path = path
+        self._conn = conn
+        self._dim = dim
+        self._writer = writer
+        self._auto = vector_index == "auto"
+        self._threshold = ann_threshold
+        self._ann = vector_index == "ann"
+        self.index: ExactVectors | AnnVectors = ExactVectors(dim)
+
+    def catch_up(self, changes: ChangeLog) -> None:
+        (count,) = changes.conn.execute("SELECT count(*) FROM vectors").fetchone()
+        if self._ann or (
+            self._auto and (count >= self._threshold or (self._path / _ANN_FILE).exists())
+        ):
+            self.index = self._open_ann(changes)
+        else:
+            exact = ExactVectors(self._dim)
+            exact.load(changes.conn)
+            self.index = exact
+
+    def _open_ann(self, changes: ChangeLog) -> AnnVectors:
+        """The HNSW index, caught up with SQLite by replay, or rebuilt when too old."""
+        from sift.integrations.stores.sqlite._ann import AnnVectors
+
+        ann = AnnVectors(self._path / _ANN_FILE, self._dim)
+        if ann.seq != changes.seq:
+            if changes.covers(ann.seq):
+                ann.replay(changes.conn, iter(changes.chunks_since(ann.seq)))
+            else:
+                ann.rebuild(changes.conn)
+            if self._writer:
+                ann.save(changes.seq)
+        return ann
+
+    def apply(self, written: Written) -> None:
+        self.index.remove(written.removed)
+        if len(written.rowids):
+            self.index.add(written.rowids, written.vectors)
+        # Switch as soon as the threshold is crossed, not at the end of a long ingest, so
+        # the exact matrix never grows far past it (memory) before the graph takes over.
+        if (
+            self._auto
+            and isinstance(self.index, ExactVectors)
+            and len(self.index) >= self._threshold
+        ):
+            self.index = self._open_ann(ChangeLog.read(self._conn(), writer=self._writer))
+
+    def pending(self, seq: int, *, final: bool) -> bool:
+        return final and self._writer and self.held() not in (None, seq)
+
+    def commit(self, seq: int, *, final: bool) -> None:
+        index = self.index
+        if not isinstance(index, ExactVectors) and (final or index.unsaved >= _ANN_SAVE_EVERY):
+            index.save(seq)
+
+    def held(self) -> int | None:
+        return None if isinstance(self.index, ExactVectors) else self.index.seq
+
+    def wait(self) -> None:
+        self.index.wait()
+
+    def close(self) -> None:
+        self.index.close()
+
+
+class _Trigrams:
+    """grep's trigram signatures: they track chunk rowids themselves (a watermark), so
+    they keep no place in the change log, and save what they indexed on close."""
+
+    closing = "saving the grep index"
+
+    def __init__(self, index: TrigramIndex) -> None:
+        self.index = index
+
+    def catch_up(self, changes: ChangeLog) -> None:
+        self.index.load(changes.conn)
+
+    def apply(self, written: Written) -> None:
+        if len(written.rowids):
+            self.index.add(written.rowids, [text for _, _, text in written.rows])
+
+    def pending(self, seq: int, *, final: bool) -> bool:
+        return False
+
+    def commit(self, seq: int, *, final: bool) -> None:
+        """Full blocks are written as they fill; the open one on close."""
+
+    def held(self) -> None:
+        return None
+
+    def wait(self) -> None:
+        """Its bits are set in the write path itself."""
+
+    def close(self) -> None:
+        self.index.close()

@@ -1,0 +1,336 @@
+"""The embedded store's reads: search (BM25, dense, hybrid), grep, chunks by document or
+id, the document catalog and statistics. Every result is hydrated from SQLite, the
+source of truth; the derived indexes only rank."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sift.filters import Filter, matches
+from sift.integrations.stores._checks import check_doc_id, check_grep, check_ids, check_search
+from sift.integrations.stores._embedding import dense_weight, embed_query
+from sift.integrations.stores.catalog import DocumentInfo
+from sift.integrations.stores.fusion import fuse
+from sift.integrations.stores.locations import chunk_metadata
+from sift.integrations.stores.patterns import literal_fragments
+from sift.integrations.stores.sqlite._grep import grep_rowids
+from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
+from sift.integrations.stores.sqlite._state import State, read_meta
+from sift.integrations.stores.sqlite._trigrams import trigram_bits
+from sift.integrations.stores.sqlite._vectors import ExactVectors
+from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
+
+__all__ = ["documents", "get_chunks", "grep", "read", "search", "stats"]
+
+_CHUNK_SQL = (
+    "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
+    "FROM chunks c JOIN documents d ON d.id = c.doc "
+)
+
+
+def search(
+    state: State,
+    query: str,
+    *,
+    k: int,
+    mode: SearchMode,
+    vector: np.ndarray | None,
+    filters: Filter | Mapping[str, Any] | None,
+    exclude: Collection[str],
+    alpha: float | None,
+) -> list[Hit]:
+    state.require()
+    request = check_search(
+        query,
+        k=k,
+        mode=mode,
+        filters=filters,
+        exclude=exclude,
+        alpha=alpha,
+        max_query_chars=state.options.max_query_chars,
+    )
+    text, k, mode = request.text, request.k, request.mode
+    weight = state.alpha if request.alpha is None else request.alpha
+    if mode == "hybrid":
+        weight = dense_weight(state.embedder, text, weight)
+    blocked = _rowids(state.conn(), request.exclude)
+    if mode == "hybrid" and weight == 0.0:
+        mode = "bm25"
+    elif mode == "hybrid" and weight == 1.0:
+        mode = "dense"
+    derived = state.indexes()
+    lexical, vectors = derived.lexical, derived.vectors
+    checker = _FilterCheck(state.conn(), request.filters)
+    if mode == "bm25":
+        ranked = _filtered(lambda n: lexical.search(text, n, blocked), k, checker)
+    elif mode == "dense":
+        q = embed_query(state.embedder, text, vector)
+        ranked = _filtered(lambda n: vectors.search(q, n, blocked), k, checker)
+    else:
+        q = embed_query(state.embedder, text, vector)
+        width = max(state.options.hybrid_candidates, k)
+        bm25 = _filtered(lambda n: lexical.search(text, n, blocked), width, checker)
+        dense = _filtered(lambda n: vectors.search(q, n, blocked), width, checker)
+        ranked = fuse(state.options.fusion, dense, bm25, weight)[:k]
+    return _hits(state.conn(), ranked)
+
+
+def grep(
+    state: State,
+    pattern: str,
+    *,
+    k: int,
+    filters: Filter | Mapping[str, Any] | None,
+    exclude: Collection[str],
+) -> GrepResult:
+    state.require()
+    request = check_grep(
+        pattern,
+        k=k,
+        filters=filters,
+        exclude=exclude,
+        max_pattern_chars=state.options.max_pattern_chars,
+    )
+    regex, k = request.regex, request.k
+    conn = state.conn()
+    blocked = _rowids(conn, request.exclude)
+    checker = _FilterCheck(conn, request.filters)
+
+    def accept(rowids: list[int]) -> set[int]:
+        fresh = [r for r in rowids if r not in blocked]
+        return checker.allowed(fresh) if checker.spec is not None else set(fresh)
+
+    bits = trigram_bits(literal_fragments(pattern))
+    blocks = state.indexes().trigrams.candidates(bits) if len(bits) else None
+    ranked, more = grep_rowids(conn, regex, blocks, k, accept)
+    note = (
+        f"showing the first {k} matching chunks in corpus order; more may match, "
+        "narrow the pattern or exclude these ids to see others"
+        if more
+        else None
+    )
+    return GrepResult(hits=_hits(conn, ranked), note=note)
+
+
+def read(state: State, doc_id: str) -> list[Chunk]:
+    state.require()
+    rows = (
+        state.conn()
+        .execute(_CHUNK_SQL + "WHERE d.doc_id = ? ORDER BY c.idx", (check_doc_id(doc_id),))
+        .fetchall()
+    )
+    return _chunks(rows)
+
+
+def get_chunks(state: State, chunk_ids: Sequence[str]) -> list[Chunk]:
+    keys = _split_ids(check_ids(chunk_ids, name="chunk_ids"))
+    state.require()
+    if not keys:
+        return []
+    rows = (
+        state.conn()
+        .execute(
+            "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
+            "FROM json_each(?) j "
+            "JOIN documents d ON d.doc_id = json_extract(j.value, '$[0]') "
+            "JOIN chunks c ON c.doc = d.id AND c.idx = json_extract(j.value, '$[1]') "
+            "ORDER BY j.key",
+            (json.dumps(keys),),
+        )
+        .fetchall()
+    )
+    return _chunks(rows)
+
+
+def stats(state: State) -> CorpusStats:
+    settings = {
+        "chunk_tokens": state.chunk_tokens,
+        "fusion": state.options.fusion,
+        "alpha": state.alpha,
+        "analyzer": state.analyzer.spec,
+    }
+    if state.pending is not None:
+        # Counting is true of a store not made yet: it holds nothing. Reads refuse.
+        return _stats(state, 0, 0, {"exists": False, **settings})
+    conn = state.conn()
+    meta = read_meta(conn)
+    (count_documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
+    (count_chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+    derived = state.indexes()
+    return _stats(
+        state,
+        count_documents,
+        count_chunks,
+        {
+            **settings,
+            "sequence": state.seq,
+            "lexical_sequence": derived.lexical.seq,
+            "lexical_chunks": derived.lexical.count(),
+            "vector_chunks": len(derived.vectors),
+            "vector_index": "exact" if isinstance(derived.vectors, ExactVectors) else "ann",
+            "source_root": meta.get("source_root"),
+            "size_bytes": _size_on_disk(state.path),
+        },
+    )
+
+
+def documents(state: State, prefix: str | None) -> Iterator[DocumentInfo]:
+    """Every stored document by id (`DocumentCatalog`), read a page at a time."""
+    state.require()
+    after: str | None = None
+    while True:
+        if after is None:
+            where, key = "doc_id >= ?", prefix or ""
+        else:
+            where, key = "doc_id > ?", after
+        rows = (
+            state.conn()
+            .execute(
+                "SELECT doc_id, title, n_chunks, metadata FROM documents "
+                f"WHERE {where} ORDER BY doc_id LIMIT 1000",
+                (key,),
+            )
+            .fetchall()
+        )
+        for doc_id, title, chunks, metadata in rows:
+            if prefix and not doc_id.startswith(prefix):
+                return
+            yield DocumentInfo(
+                doc_id=doc_id, title=title, chunks=chunks, metadata=json.loads(metadata)
+            )
+        if len(rows) < 1000:
+            return
+        after = rows[-1][0]
+
+
+def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> CorpusStats:
+    return CorpusStats(
+        documents=documents,
+        chunks=chunks,
+        embedder=state.embedder.name,
+        dim=state.dim,
+        backend="sqlite",
+        location=str(state.path),
+        schema_version=SCHEMA_VERSION,
+        extra=extra,
+    )
+
+
+def _filtered(
+    fetch: Callable[[int], list[tuple[int, float]]], need: int, checker: _FilterCheck
+) -> list[tuple[int, float]]:
+    """The first `need` results passing the filter, fetching more while too many fail."""
+    if checker.spec is None:
+        return fetch(need)
+    limit = max(need * 4, 50)
+    while True:
+        results = fetch(limit)
+        allowed = checker.allowed([rowid for rowid, _ in results])
+        kept = [r for r in results if r[0] in allowed]
+        if len(kept) >= need or len(results) < limit:
+            return kept[:need]
+        limit *= 4
+
+
+class _FilterCheck:
+    """Evaluates a Filter on chunks by rowid with `sift.filters.matches`, the semantics
+    of record; a document's verdict is cached for the whole call."""
+
+    def __init__(self, conn: sqlite3.Connection, spec: Filter | None) -> None:
+        self.spec = spec
+        self._conn = conn
+        self._verdict: dict[int, bool] = {}
+
+    def allowed(self, rowids: list[int]) -> set[int]:
+        unknown = [r for r in rowids if r not in self._verdict]
+        for start in range(0, len(unknown), 900):
+            part = unknown[start : start + 900]
+            marks = ",".join("?" * len(part))
+            docs: dict[int, bool] = {}
+            for rowid, doc_rowid, doc_id, title, metadata in self._conn.execute(
+                "SELECT c.id, d.id, d.doc_id, d.title, d.metadata FROM chunks c "
+                f"JOIN documents d ON d.id = c.doc WHERE c.id IN ({marks})",
+                part,
+            ):
+                if doc_rowid not in docs:
+                    record = {**json.loads(metadata), "doc_id": doc_id, "title": title}
+                    docs[doc_rowid] = matches(self.spec, record)
+                self._verdict[rowid] = docs[doc_rowid]
+        return {r for r in rowids if self._verdict.get(r)}
+
+
+def _rowids(conn: sqlite3.Connection, chunk_ids: Collection[str]) -> set[int]:
+    keys = _split_ids(chunk_ids)
+    if not keys:
+        return set()
+    rows = conn.execute(
+        "SELECT c.id FROM json_each(?) j "
+        "JOIN documents d ON d.doc_id = json_extract(j.value, '$[0]') "
+        "JOIN chunks c ON c.doc = d.id AND c.idx = json_extract(j.value, '$[1]')",
+        (json.dumps(keys),),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _hits(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+    if not ranked:
+        return []
+    marks = ",".join("?" * len(ranked))
+    rows = conn.execute(
+        _CHUNK_SQL + f"WHERE c.id IN ({marks})", [rowid for rowid, _ in ranked]
+    ).fetchall()
+    by_id = {row[0]: chunk for row, chunk in zip(rows, _chunks(rows), strict=True)}
+    # A chunk deleted between ranking and hydration is simply left out.
+    return [Hit(chunk=by_id[r], score=s) for r, s in ranked if r in by_id]
+
+
+def _size_on_disk(path: Path) -> int:
+    """Bytes of every file of the store (SQLite and its WAL, the derived indexes)."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(folder) / name).stat().st_size
+    return total
+
+
+def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:
+    keys: list[list[Any]] = []
+    for chunk_id in chunk_ids:
+        if not isinstance(chunk_id, str):
+            continue
+        doc_id, sep, index = chunk_id.rpartition("_")
+        if sep and doc_id and index.isdigit():
+            keys.append([doc_id, int(index)])
+    return keys
+
+
+def _chunks(rows: Iterable[tuple[Any, ...]]) -> list[Chunk]:
+    parsed: dict[str, dict[str, Any]] = {}
+    out = []
+    for _, idx, text, start, end, doc_id, title, metadata in rows:
+        meta = parsed.get(metadata)
+        if meta is None:
+            meta = parsed[metadata] = json.loads(metadata)
+        out.append(
+            Chunk(
+                chunk_id=f"{doc_id}_{idx}",
+                doc_id=doc_id,
+                index=idx,
+                title=title,
+                text=text,
+                start=start,
+                end=end,
+                # Pages and section from the chunk's offsets (stores.locations).
+                metadata=chunk_metadata(meta, start, end),
+            )
+        )
+    return out
