@@ -5,6 +5,7 @@
         [--systems sift lancedb lancedb-ivf chroma] [--baseline PATH]
         [--json benchmarks/results/peers.json] [--markdown benchmarks/results/peers.md]
         [--plot benchmarks/results/peers.png]
+    python benchmarks/peers.py --render benchmarks/results/peers.json   # the tables again
 
 Systems, each given the same chunks and the same vectors:
 
