@@ -63,12 +63,12 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from store_speed import machine, synthetic  # noqa: E402  (beside this script)
+from store_speed import _progress, machine, synthetic  # noqa: E402  (beside this script)
 
 DATA = HERE.parent / ".." / "shared" / "benchmarks"
 DEV = ("hotpotqa", "musique", "2wikimultihopqa")
@@ -243,17 +243,6 @@ def prepare(size: str, workdir: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- worker
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
 
 
 def _disk_mb(path: Path) -> float:
