@@ -1,6 +1,6 @@
 """The layers' rule (docs/architecture.md), checked on every import statement of the tree.
 
-Every module of the four root folders, the tests, the benchmarks and the examples is
+Every module of the four root folders, the tests, the benchmarks, the scripts and the examples is
 parsed with `ast` (imports inside functions and under TYPE_CHECKING included):
 
 - a private module (`sift.a.b._x`, or a private name imported from a sift module) is
@@ -35,7 +35,7 @@ PACKAGES = {
     "sift.integrations": "integrations",
     "sift": "core",
 }
-SCANNED = ("core", "nodes", "graphs", "integrations", "tests", "benchmarks", "examples")
+SCANNED = ("core", "nodes", "graphs", "integrations", "tests", "benchmarks", "scripts", "examples")
 BARE = frozenset({"core", "nodes", "graphs", "integrations"})
 ADAPTER_LAYERS = {
     "core": ("sift.nodes", "sift.graphs", "sift.integrations"),

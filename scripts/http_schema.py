@@ -7,8 +7,8 @@ The test suite runs the same checks with a few examples per operation
 (tests/integrations/http/test_http_clients.py); this runs many more, against `sift serve`
 on loopback with its default settings and a collection of 300 HotpotQA passages.
 
-    python benchmarks/http_schema.py [--examples 200] [--seed 14]
-        [--out benchmarks/results/http_schema.md]
+    python scripts/http_schema.py [--examples 200] [--seed 14]
+        [--out scripts/results/http_schema.md]
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The service is started as http_load.py starts it (the load benchmark).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from http_load import DATA, KEY, start_server
 
@@ -94,7 +95,7 @@ def main() -> None:
         [
             "# OpenAPI document against the service (schemathesis)",
             "",
-            f"Command: `python benchmarks/http_schema.py --examples {args.examples} "
+            f"Command: `python scripts/http_schema.py --examples {args.examples} "
             f"--seed {args.seed}`",
             f"Machine: {platform.machine()}, Python {platform.python_version()}, "
             f"{os.cpu_count()} cores shared with other running processes. "

@@ -3,7 +3,7 @@
 The demo corpus is the context paragraphs (gold plus distractors) of the first 30
 2WikiMultihopQA dev questions, so that `sift demo` has real two-hop material offline.
 
-    python benchmarks/build_demo_corpus.py
+    python scripts/build_demo_corpus.py
 """
 
 from __future__ import annotations

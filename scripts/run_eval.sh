@@ -4,7 +4,7 @@
 # no-model mode (bm25, dense, hybrid single-shot at k=30; agentic with the heuristic
 # planner), then the cross-dataset headline table in benchmarks/results/eval/README.md.
 # Extra arguments go to every `sift eval` call (e.g. --limit 20 for a quick look).
-# Run from anywhere: bash benchmarks/run_eval.sh
+# Run from anywhere: bash scripts/run_eval.sh
 #
 # SIFT_EVAL_CLEAN=1 runs the code of the last commit (HEAD) instead of the working tree:
 # a temporary `git worktree` is put first on PYTHONPATH in the installed layout, so that
@@ -62,7 +62,7 @@ text = [
     "",
     "Regenerate with `"
     + ("SIFT_EVAL_CLEAN=1 " if os.environ.get("SIFT_EVAL_CLEAN") == "1" else "")
-    + "bash benchmarks/run_eval.sh" + (f" {extra}" if extra else "") + "`"
+    + "bash scripts/run_eval.sh" + (f" {extra}" if extra else "") + "`"
     f" (all four datasets, every no-model mode: {elapsed} s wall in total, indexing"
     f" included, {cpu:.0f} s CPU; load average at the end"
     f" {machine.get('load_average_1_5_15')}).",
