@@ -20,6 +20,7 @@ from sift.filters import matches
 from sift.integrations.cli._options import FilterOption, StoreOption
 from sift.integrations.cli._render import err_console, safe
 from sift.integrations.cli._search import parse_filters
+from sift.integrations.embedders import static_native
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
 from sift.protocols import Corpus
@@ -109,6 +110,8 @@ def _stats(corpus: Corpus) -> dict[str, Any]:
         "chunk_tokens": extra.get("chunk_tokens"),
         "source_root": extra.get("source_root"),
         "schema_version": stats.schema_version,
+        # The static embedder's C part: built, or its numpy path runs (slower).
+        "native_embedder": static_native(),
         "extra": extra,
     }
 
@@ -130,6 +133,12 @@ def _stats_table(data: dict[str, Any]) -> Table:
         ("size on disk", _size(data["size_bytes"])),
         ("chunk tokens", str(data["chunk_tokens"] or "-")),
         ("source root", data["source_root"] or "-"),
+        (
+            "embedder's C part",
+            "built"
+            if data["native_embedder"]
+            else "not built (numpy, slower): install a C compiler and reinstall sift",
+        ),
     ]
     for name, value in rows:
         table.add_row(name, safe(str(value)))
