@@ -20,7 +20,6 @@ from sift.filters import matches
 from sift.integrations.cli._options import FilterOption, StoreOption
 from sift.integrations.cli._render import err_console, safe
 from sift.integrations.cli._search import parse_filters
-from sift.integrations.embedders import static_native
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
 from sift.protocols import Corpus
@@ -93,6 +92,9 @@ def _size(value: Any) -> str:
 
 
 def _stats(corpus: Corpus) -> dict[str, Any]:
+    # Here, not at the top: `sift --help` must not load numpy (the embedders' package).
+    from sift.integrations.embedders import static_native
+
     stats = corpus.stats()
     languages, sampled = _languages(corpus, stats.documents)
     extra = stats.extra
