@@ -23,7 +23,7 @@ Progress events
 ---------------
 Emitted with LangGraph's custom stream writer (`stream_mode="custom"`; they reach a parent
 graph streamed with `subgraphs=True`) and passed to `on_event`. Every event is a dict
-whose "event" key is one of:
+whose "event" key is one of (typed in `sift.progress`: `EventName` and a TypedDict each):
 
 - "sift.turn_started": turn (1-based), tokens (context tokens before the policy decides)
 - "sift.tool_call": turn, index (position in the turn), tool, arguments, batch_id,
@@ -46,6 +46,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig
+from sift.progress import EVENT_NAMES
 
 if TYPE_CHECKING:
     from sift.graphs._api import asearch, search
@@ -92,13 +93,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
-
-
-EVENT_NAMES = (
-    "sift.turn_started",
-    "sift.tool_call",
-    "sift.chunks_added",
-    "sift.chunks_pruned",
-    "sift.token_usage",
-    "sift.finished",
-)

@@ -15,57 +15,37 @@ typed `Command[Literal[...]]` returns. Nothing here imports a store or a model s
 
 from __future__ import annotations
 
-from sift.nodes._budget import budget, chunk_values, force_prune
-from sift.nodes._episode import Block, Entry, Episode, PlannedCall
-from sift.nodes._finalize import fallback_ranking, finalize, search_result
+# What other packages use: the node functions, the graph's state schemas, the services
+# and defaults `sift.graphs` binds, and the question check the MCP server shares. The
+# episode's internals stay in their modules (the package's own tests import them there).
+from sift.nodes._budget import budget
+from sift.nodes._finalize import finalize
 from sift.nodes._policy import policy
 from sift.nodes._rerank import TermOverlapReranker
 from sift.nodes._services import Services
-from sift.nodes._start import check_question, new_episode, run_settings, start
-from sift.nodes._state import (
-    EpisodeChannel,
-    EpisodeInput,
-    EpisodeOutput,
-    EpisodeState,
-    OutcomesChannel,
-    ToolOutcome,
-    ToolTask,
-    merge_outcomes,
-)
+from sift.nodes._start import check_question, start
+from sift.nodes._state import EpisodeInput, EpisodeOutput, EpisodeState, ToolOutcome, ToolTask
 from sift.nodes._tokens import EstimateTokenCounter
 from sift.nodes._tools import grep_corpus, prune_chunks, read_document, search_corpus
 
 __all__ = [
     "NODES",
-    "Block",
-    "Entry",
-    "Episode",
-    "EpisodeChannel",
     "EpisodeInput",
     "EpisodeOutput",
     "EpisodeState",
     "EstimateTokenCounter",
-    "OutcomesChannel",
-    "PlannedCall",
     "Services",
     "TermOverlapReranker",
     "ToolOutcome",
     "ToolTask",
     "budget",
     "check_question",
-    "chunk_values",
-    "fallback_ranking",
     "finalize",
-    "force_prune",
     "grep_corpus",
-    "merge_outcomes",
-    "new_episode",
     "policy",
     "prune_chunks",
     "read_document",
-    "run_settings",
     "search_corpus",
-    "search_result",
     "start",
 ]
 

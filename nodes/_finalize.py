@@ -3,7 +3,7 @@ final list, or by the fallback ranking when the episode ended without one."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.runtime import Runtime
 
@@ -11,6 +11,7 @@ from sift.config import HarnessConfig
 from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
+from sift.progress import Finished
 from sift.types import Evidence, FinalDocument, SearchResult, SeenChunk, Usage
 
 if TYPE_CHECKING:
@@ -130,13 +131,13 @@ def finalize(
 ) -> EpisodeOutput:
     """Writes the episode's result into the graph's output keys."""
     result = search_result(state["episode"], services.reranker)
-    event: dict[str, Any] = {
-        "event": "sift.finished",
-        "stopped_because": result.stopped_because,
-        "turns": result.usage.turns,
-        "evidence": len(result.evidence),
-        "error": result.error,
-    }
+    event = Finished(
+        event="sift.finished",
+        stopped_because=result.stopped_because,
+        turns=result.usage.turns,
+        evidence=len(result.evidence),
+        error=result.error,
+    )
     runtime.stream_writer(event)
     return EpisodeOutput(
         evidence=result.evidence,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -21,6 +22,7 @@ from sift.nodes._calls import plan_calls
 from sift.nodes._episode import Episode, PlannedCall
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeState, ToolTask
+from sift.progress import ProgressEvent, ToolCallEvent, TurnStarted
 
 __all__ = ["policy"]
 
@@ -63,7 +65,9 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
     return sends
 
 
-async def _decide(episode: Episode, services: Services, emit: Any) -> list[PlannedCall]:
+async def _decide(
+    episode: Episode, services: Services, emit: Callable[[ProgressEvent], None]
+) -> list[PlannedCall]:
     """One policy step on the episode. Returns the checked calls to run (empty when the
     episode stops, or when the policy's reply failed and it gets another turn)."""
     counter = services.counter
@@ -72,7 +76,7 @@ async def _decide(episode: Episode, services: Services, emit: Any) -> list[Plann
         return []
     episode.turn += 1
     episode.turn_started = time.time()
-    emit({"event": "sift.turn_started", "turn": episode.turn, "tokens": episode.tokens_used})
+    emit(TurnStarted(event="sift.turn_started", turn=episode.turn, tokens=episode.tokens_used))
     view = episode.view()
     estimate_at_view = episode.estimated_tokens
     try:
@@ -122,15 +126,15 @@ async def _decide(episode: Episode, services: Services, emit: Any) -> list[Plann
     planned = plan_calls(episode, calls)
     for item in planned:
         emit(
-            {
-                "event": "sift.tool_call",
-                "turn": episode.turn,
-                "index": item.index,
-                "tool": item.call.name,
-                "arguments": item.call.arguments,
-                "batch_id": item.call.batch_id,
-                "error": item.error,
-            }
+            ToolCallEvent(
+                event="sift.tool_call",
+                turn=episode.turn,
+                index=item.index,
+                tool=item.call.name,
+                arguments=item.call.arguments,
+                batch_id=item.call.batch_id,
+                error=item.error,
+            )
         )
     return planned
 

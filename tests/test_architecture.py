@@ -12,6 +12,8 @@ parsed with `ast` (imports inside functions and under TYPE_CHECKING included):
   sift.integrations;
 - sift.nodes imports only the root package (and third-party libraries);
 - sift.graphs imports no sift.integrations;
+- the packages (and top-level modules) of sift.integrations import each other without a
+  cycle: one of any two depends on the other, never both ways round;
 - nothing imports the bare folders (`import nodes`, `from core import ...`).
 """
 
@@ -171,6 +173,46 @@ def bare_imports(imports: list[Import]) -> list[Import]:
     return [item for item in imports if item.module.split(".")[0] in BARE]
 
 
+def _integration_unit(relative: Path) -> str | None:
+    """The package (or top-level module) of sift.integrations a file belongs to."""
+    parts = relative.with_suffix("").parts
+    if parts[0] != "integrations" or parts[1:] in ((), ("__init__",)):
+        return None
+    return parts[1]
+
+
+def integration_cycles(imports: list[Import]) -> list[list[str]]:
+    """The cycles among sift.integrations' packages, each as the packages around it (the
+    first again at the end), from every import statement (in functions too)."""
+    edges: dict[str, set[str]] = {}
+    for item in imports:
+        source = _integration_unit(item.file)
+        parts = item.module.split(".")
+        if source is None or parts[:2] != ["sift", "integrations"] or len(parts) < 3:
+            continue
+        if parts[2] != source:
+            edges.setdefault(source, set()).add(parts[2])
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(unit: str, path: list[str]) -> None:
+        for target in sorted(edges.get(unit, ())):
+            if target in path:
+                ring = path[path.index(target) :]
+                start = ring.index(min(ring))  # each cycle once, from its first name
+                cycle = [*ring[start:], *ring[:start], min(ring)]
+                if cycle not in cycles:
+                    cycles.append(cycle)
+            elif target not in done:
+                visit(target, [*path, target])
+        done.add(unit)
+
+    for unit in sorted(edges):
+        if unit not in done:
+            visit(unit, [unit])
+    return cycles
+
+
 @cache
 def tree_imports() -> list[Import]:
     return [item for path in source_files(ROOT) for item in imports_of(ROOT, path)]
@@ -204,6 +246,46 @@ def test_each_layer_imports_only_the_layers_above_it(folder: str) -> None:
     assert not found, _report(found, f"{folder}/ never imports {banned}")
 
 
+def test_no_cycle_among_the_integrations() -> None:
+    found = integration_cycles(tree_imports())
+    assert not found, "sift.integrations' packages import each other in a cycle: " + "; ".join(
+        " -> ".join(cycle) for cycle in found
+    )
+
+
+def _names_used_from(root: Path, package: str, outside: tuple[Path, ...]) -> set[str]:
+    """The names of `package` that files not under `outside` import (`from package import
+    name`) or read (`from sift import nodes`, then `nodes.name`)."""
+    parent, _, leaf = package.rpartition(".")
+    used: set[str] = set()
+    for path in source_files(root):
+        if any(_inside(path, folder) for folder in outside):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == package:
+                used.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module == parent:
+                aliases |= {a.asname or a.name for a in node.names if a.name == leaf}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                used.add(node.attr)
+    return used
+
+
+def test_sift_nodes_exports_what_other_packages_use() -> None:
+    import sift.nodes
+
+    # The package's own tests may import its private modules instead.
+    used = _names_used_from(ROOT, "sift.nodes", (ROOT / "nodes", ROOT / "tests" / "nodes"))
+    assert set(sift.nodes.__all__) == used
+
+
 def test_no_bare_folder_is_imported() -> None:
     found = bare_imports(tree_imports())
     assert not found, _report(found, "import sift.nodes, never the bare folder `nodes`")
@@ -218,6 +300,25 @@ def _write(root: Path, files: dict[str, str]) -> list[Import]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return [item for path in source_files(root) for item in imports_of(root, path)]
+
+
+def test_the_checker_finds_cycles_among_the_integrations(tmp_path: Path) -> None:
+    imports = _write(
+        tmp_path,
+        {
+            "integrations/__init__.py": "from sift.integrations import d\n",
+            "integrations/a/__init__.py": "from sift.integrations.c import x\n",
+            "integrations/c/_x.py": "def f():\n    from sift.integrations.b._y import z\n",
+            "integrations/b/_y.py": "import sift.integrations.c\nimport sift.integrations.d\n",
+            "integrations/d.py": "from sift.graphs import g\nfrom sift.integrations.a import w\n",
+            "integrations/e/__init__.py": "from sift.integrations.e._z import q\n",
+        },
+    )
+    # a -> c -> b -> c and b -> d -> a: two cycles, each reported once from its first name;
+    # a package importing itself and the package root importing d are not cycles.
+    assert sorted(integration_cycles(imports)) == [["a", "c", "b", "d", "a"], ["b", "c", "b"]]
+    acyclic = [item for item in imports if str(item.file) != "integrations/d.py"]
+    assert integration_cycles(acyclic) == [["b", "c", "b"]]
 
 
 def test_the_checker_finds_each_kind_of_crossing(tmp_path: Path) -> None:

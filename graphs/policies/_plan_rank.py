@@ -92,7 +92,32 @@ def score_chunks(
     items = [(cid, sc) for cid, sc in seen.items() if include_pruned or not sc.pruned]
     if not items:
         return []
-    limits = weights.text_limits
+    idf = _question_idf(plan, seen, weights.text_limits)
+    entities_n = [(e, norm_title(e)) for e in plan.entities]
+    # A question without spaces: its own search's rank is the strongest single signal.
+    question_rank = weights.question_rank if has_cjk(plan.question) else 0.0
+    scores = {
+        cid: _own_score(cid, sc, plan, idf, entities_n, question_rank, weights) for cid, sc in items
+    }
+    anchors = _anchors(plan, seen, scores, weights)
+    _add_links(plan, seen, scores, anchors, weights)
+    _add_mentions(plan, seen, scores, anchors, idf.bags, weights)
+    ranked = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
+    return _spread_documents(ranked, seen, weights.same_doc_step)
+
+
+@dataclass
+class _Idf:
+    """The question's content terms weighted by their IDF over what the episode surfaced,
+    and each surfaced chunk's bag of content terms."""
+
+    terms: list[str]
+    idf: dict[str, float]
+    total: float
+    bags: dict[str, frozenset[str]]
+
+
+def _question_idf(plan: QuestionPlan, seen: dict[str, SeenChunk], limits: TextLimits) -> _Idf:
     q_terms = content_terms(plan.question, limits)
     n = len(seen)
     df: dict[str, int] = {t: 0 for t in q_terms}
@@ -105,73 +130,118 @@ def score_chunks(
                 df[t] += 1
     # BM25's smoothed IDF over what the episode surfaced (its 0.5 is part of the formula).
     idf = {t: math.log(1.0 + (n + 1) / (df[t] + 0.5)) for t in q_terms}
-    total_idf = sum(idf.values()) or 1.0
-    entities_n = [(e, norm_title(e)) for e in plan.entities]
-    cjk = has_cjk(plan.question)
-    # A question without spaces: its own search's rank is the strongest single signal.
-    question_rank = weights.question_rank if cjk else 0.0
+    return _Idf(q_terms, idf, sum(idf.values()) or 1.0, bags)
 
-    scores: dict[str, ChunkScore] = {}
-    for cid, sc in items:
-        chunk = sc.chunk
-        title_n = norm_title(chunk.title)
-        bag = bags[cid]
-        cs = ChunkScore(chunk_id=cid, score=0.0)
-        for entity, entity_n in entities_n:
-            if _title_matches(title_n, entity_n, weights.title_match_jaccard):
-                cs.title_entity = entity
-                break
-        covered = sum(idf[t] for t in q_terms if t in bag)
-        cs.coverage = covered / total_idf
-        ent_hits = sum(
-            1 for e, _ in entities_n if _entity_terms(e, limits) and _entity_terms(e, limits) <= bag
-        )
-        first = sc.found_by[0] if sc.found_by else None
-        searched = first is not None and first.tool == "search_corpus"
-        rank_part = 1.0 / (1.0 + sc.first_rank) if searched else weights.other_tool_rank_part
-        by_question = searched and first is not None and first.argument == plan.question
-        if first is not None:
-            cs.found_by = f"{first.tool}({first.argument!r}) turn {first.turn}"
-        tokens = max(sc.tokens, weights.length_floor_tokens)
-        cs.score = (
-            weights.title * (1.0 if cs.title_entity else 0.0)
-            + weights.entity * min(ent_hits, weights.entity_hits_cap) / weights.entity_hits_cap
-            + weights.coverage * cs.coverage
-            + weights.rank * rank_part
-            + question_rank * (rank_part if by_question else 0.0)
-            + weights.multi * min(len({f.argument for f in sc.found_by}) - 1, weights.multi_cap)
-            - weights.length * math.log2(tokens / weights.length_reference_tokens)
-        )
-        scores[cid] = cs
 
-    # Second hop: a page whose title is written in an anchor's text, near the words of
-    # the question, is the page the anchor points to.
-    # An anchor is a document: the text of all its surfaced chunks, in order.
+def _own_score(
+    cid: str,
+    sc: SeenChunk,
+    plan: QuestionPlan,
+    idf: _Idf,
+    entities_n: list[tuple[str, str]],
+    question_rank: float,
+    weights: Weights,
+) -> ChunkScore:
+    """A chunk's score from itself and how it was found: its title names a question
+    entity, its coverage of the question, the entities it holds, its rank and the search
+    that ranked it, how many searches found it, its length."""
+    limits = weights.text_limits
+    chunk = sc.chunk
+    title_n = norm_title(chunk.title)
+    bag = idf.bags[cid]
+    cs = ChunkScore(chunk_id=cid, score=0.0)
+    for entity, entity_n in entities_n:
+        if _title_matches(title_n, entity_n, weights.title_match_jaccard):
+            cs.title_entity = entity
+            break
+    covered = sum(idf.idf[t] for t in idf.terms if t in bag)
+    cs.coverage = covered / idf.total
+    ent_hits = sum(
+        1 for e, _ in entities_n if _entity_terms(e, limits) and _entity_terms(e, limits) <= bag
+    )
+    first = sc.found_by[0] if sc.found_by else None
+    searched = first is not None and first.tool == "search_corpus"
+    rank_part = 1.0 / (1.0 + sc.first_rank) if searched else weights.other_tool_rank_part
+    by_question = searched and first is not None and first.argument == plan.question
+    if first is not None:
+        cs.found_by = f"{first.tool}({first.argument!r}) turn {first.turn}"
+    tokens = max(sc.tokens, weights.length_floor_tokens)
+    cs.score = (
+        weights.title * (1.0 if cs.title_entity else 0.0)
+        + weights.entity * min(ent_hits, weights.entity_hits_cap) / weights.entity_hits_cap
+        + weights.coverage * cs.coverage
+        + weights.rank * rank_part
+        + question_rank * (rank_part if by_question else 0.0)
+        + weights.multi * min(len({f.argument for f in sc.found_by}) - 1, weights.multi_cap)
+        - weights.length * math.log2(tokens / weights.length_reference_tokens)
+    )
+    return cs
+
+
+@dataclass
+class _Anchor:
+    """A document about a question entity (or covering the question), as its best chunk,
+    its surfaced text lower-cased, its normalised title, and where the question's
+    relation cues stand in that text."""
+
+    best: ChunkScore
+    low: str
+    title_n: str
+    cue_pos: list[int]
+
+
+@dataclass
+class _Anchors:
+    anchors: list[_Anchor]
+    # Bridge spans written in the first anchors, with the strength of their anchor.
+    mentions: list[tuple[str, float]]
+    docs: set[str]
+    # The best score of all, before any link: anchors' strengths are relative to it.
+    top: float
+
+
+def _anchors(
+    plan: QuestionPlan, seen: dict[str, SeenChunk], scores: dict[str, ChunkScore], weights: Weights
+) -> _Anchors:
+    """The anchors, best first: an anchor is a document, the text of all its surfaced
+    chunks in order."""
     ordered = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
     top = ordered[0].score if ordered else 1.0
     pieces: dict[str, list[SeenChunk]] = {}
     for sc in seen.values():
         pieces.setdefault(sc.chunk.doc_id, []).append(sc)
-    anchor_info = []
-    mentions: list[tuple[str, float]] = []
-    anchor_docs: set[str] = set()
+    found = _Anchors([], [], set(), top)
     for a in ordered:
         doc_id = seen[a.chunk_id].chunk.doc_id
-        if doc_id in anchor_docs or not (a.title_entity or a.coverage >= weights.anchor_coverage):
+        if doc_id in found.docs or not (a.title_entity or a.coverage >= weights.anchor_coverage):
             continue
-        anchor_docs.add(doc_id)
+        found.docs.add(doc_id)
         parts = sorted(pieces[doc_id], key=lambda p: p.chunk.index)
         raw = " ".join(p.chunk.text for p in parts)
         low = raw.lower()
         anchor_title = norm_title(seen[a.chunk_id].chunk.title)
-        anchor_info.append((a, low, anchor_title, _cue_positions(plan, low, limits)))
-        if weights.mention and len(anchor_info) <= weights.mention_anchors:
+        cue_pos = _cue_positions(plan, low, weights.text_limits)
+        found.anchors.append(_Anchor(a, low, anchor_title, cue_pos))
+        if weights.mention and len(found.anchors) <= weights.mention_anchors:
             title = seen[a.chunk_id].chunk.title
             spans = bridge_spans(plan, title, raw, limit=weights.mention_spans, weights=weights)
             strength = a.score / top
-            mentions += [(span.lower(), strength * sc_) for span, sc_ in spans]
-        if len(anchor_docs) >= weights.max_anchor_docs:
+            found.mentions += [(span.lower(), strength * sc_) for span, sc_ in spans]
+        if len(found.docs) >= weights.max_anchor_docs:
             break
+    return found
+
+
+def _add_links(
+    plan: QuestionPlan,
+    seen: dict[str, SeenChunk],
+    scores: dict[str, ChunkScore],
+    found: _Anchors,
+    weights: Weights,
+) -> None:
+    """Second hop: a page whose title is written in an anchor's text, near the words of
+    the question, is the page the anchor points to."""
+    cjk = has_cjk(plan.question)
     entity_keys = {e.lower() for e in plan.entities}
     shortest = weights.link_min_title_chars
     for cid, cs in scores.items():
@@ -182,38 +252,50 @@ def score_chunks(
         head = norm_title(seen[cid].chunk.title.split(",")[0])
         names = [title_n] if len(head) < shortest or head == title_n else [title_n, head]
         best = 0.0
-        for a, low, anchor_title, cue_pos in anchor_info:
+        for anchor in found.anchors:
+            a = anchor.best
             if seen[a.chunk_id].chunk.doc_id == seen[cid].chunk.doc_id:
                 continue  # a page does not link to itself
-            if cjk and anchor_title == title_n:
+            if cjk and anchor.title_n == title_n:
                 # Nor, in Japanese, to the other paragraphs of its own article: JSQuAD's
                 # articles are a score of paragraphs of one title, each written with the
                 # title, and the bonus would lift all of them alike. (In MuSiQue, whose
                 # articles have a few paragraphs, that link finds the next hop: skipping
                 # it there cost 0.007 all-gold@10.)
                 continue
-            at = next((p for name in names if (p := find_mention(name, low)) is not None), None)
+            at = next(
+                (p for name in names if (p := find_mention(name, anchor.low)) is not None), None
+            )
             if at is not None:
-                strength = (a.score / top) * proximity(cue_pos, at, weights)
+                strength = (a.score / found.top) * proximity(anchor.cue_pos, at, weights)
                 if strength > best:
                     best, cs.linked_from = strength, a.chunk_id
         cs.score += weights.link * best
-    # A page that names an anchor's bridge and covers the rest of the question answers
-    # the next hop even when its title is not the bridge ("National debt of the United
-    # States" for "China" and "debt").
-    if mentions and plan.residual:
-        residual = set(plan.residual)
-        for cid, cs in scores.items():
-            chunk = seen[cid].chunk
-            if chunk.doc_id in anchor_docs:
-                continue
-            text = f"{chunk.title} {chunk.text}".lower()
-            hit = max((w for span, w in mentions if span in text), default=0.0)
-            if hit:
-                share = len(residual & bags[cid]) / len(residual)
-                cs.score += weights.mention * hit * share
-    ranked = sorted(scores.values(), key=lambda s: (-s.score, s.chunk_id))
-    return _spread_documents(ranked, seen, weights.same_doc_step)
+
+
+def _add_mentions(
+    plan: QuestionPlan,
+    seen: dict[str, SeenChunk],
+    scores: dict[str, ChunkScore],
+    found: _Anchors,
+    bags: dict[str, frozenset[str]],
+    weights: Weights,
+) -> None:
+    """A page that names an anchor's bridge and covers the rest of the question answers
+    the next hop even when its title is not the bridge ("National debt of the United
+    States" for "China" and "debt")."""
+    if not (found.mentions and plan.residual):
+        return
+    residual = set(plan.residual)
+    for cid, cs in scores.items():
+        chunk = seen[cid].chunk
+        if chunk.doc_id in found.docs:
+            continue
+        text = f"{chunk.title} {chunk.text}".lower()
+        hit = max((w for span, w in found.mentions if span in text), default=0.0)
+        if hit:
+            share = len(residual & bags[cid]) / len(residual)
+            cs.score += weights.mention * hit * share
 
 
 def _spread_documents(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
@@ -10,6 +10,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from sift.types import SearchResult
+
+if TYPE_CHECKING:
+    from sift.progress import ProgressEvent
 
 __all__ = ["EpisodeProgress", "err_console", "print_result", "printable", "safe"]
 
@@ -53,32 +56,32 @@ class EpisodeProgress:
     def __call__(self, event: dict[str, Any]) -> None:
         if not self._enabled:
             return
-        kind = event.get("event", "")
-        if kind == "sift.turn_started":
-            self._console.print(f"[bold]turn {event.get('turn')}[/bold]", highlight=False)
-        elif kind == "sift.tool_call":
-            args = event.get("arguments") or {}
+        typed = cast("ProgressEvent", event)
+        if typed["event"] == "sift.turn_started":
+            self._console.print(f"[bold]turn {typed.get('turn')}[/bold]", highlight=False)
+        elif typed["event"] == "sift.tool_call":
+            args = typed.get("arguments") or {}
             argument = next(iter(args.values()), "") if isinstance(args, dict) else args
-            error = event.get("error")
+            error = typed.get("error")
             suffix = f"  [red]{_short(error, 60)}[/red]" if error else ""
             self._console.print(
-                f"  {event.get('tool')}([cyan]{_short(argument, 60)!r}[/cyan]){suffix}",
+                f"  {typed.get('tool')}([cyan]{_short(argument, 60)!r}[/cyan]){suffix}",
                 highlight=False,
             )
-        elif kind == "sift.chunks_added":
-            added = event.get("chunk_ids") or []
+        elif typed["event"] == "sift.chunks_added":
+            added = typed.get("chunk_ids") or []
             self._console.print(
-                f"    [green]+{len(added)}[/green] from {event.get('tool')}"
-                f"([cyan]{_short(event.get('argument', ''), 40)!r}[/cyan])",
+                f"    [green]+{len(added)}[/green] from {typed.get('tool')}"
+                f"([cyan]{_short(typed.get('argument', ''), 40)!r}[/cyan])",
                 highlight=False,
             )
-        elif kind == "sift.chunks_pruned":
-            pruned = event.get("chunk_ids") or []
+        elif typed["event"] == "sift.chunks_pruned":
+            pruned = typed.get("chunk_ids") or []
             self._console.print(
-                f"  [yellow]pruned {len(pruned)} chunks[/yellow] by {event.get('by', 'policy')}"
+                f"  [yellow]pruned {len(pruned)} chunks[/yellow] by {typed.get('by', 'policy')}"
             )
-        elif kind == "sift.token_usage":
-            used, threshold = event.get("used"), event.get("threshold")
+        elif typed["event"] == "sift.token_usage":
+            used, threshold = typed.get("used"), typed.get("threshold")
             if used is not None:
                 self._console.print(f"  [dim]tokens {used}/{threshold}[/dim]", highlight=False)
 

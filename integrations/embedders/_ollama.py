@@ -9,7 +9,6 @@ uses it on Japanese queries (see sift.integrations.embedders._languages).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Sequence
 
 import httpx
@@ -17,7 +16,8 @@ import numpy as np
 import ollama
 from ollama import ResponseError
 
-from sift.errors import ModelServerError
+from sift.errors import ModelNotFoundError, ModelServerError
+from sift.integrations.ollama import RetryPolicy, describe_host
 
 __all__ = ["OllamaEmbedder"]
 
@@ -49,14 +49,13 @@ class OllamaEmbedder:
             )
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        from sift.integrations.ollama import describe_host
-
         self.model = model
         self.host = describe_host(host)
         self.batch_size = batch_size
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        self._retry = RetryPolicy(retries, backoff, self._log_retry)
         self.keep_alive = keep_alive
         self._client = ollama.Client(
             host=self.host, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout))
@@ -122,38 +121,33 @@ class OllamaEmbedder:
         return vectors
 
     def _call(self, texts: list[str]) -> ollama.EmbedResponse:
-        for attempt in range(self.retries + 1):
-            try:
-                return self._client.embed(model=self.model, input=texts, keep_alive=self.keep_alive)
-            except ResponseError as exc:
-                if exc.status_code == 404:
-                    from sift.errors import ModelNotFoundError
-
-                    raise ModelNotFoundError(
-                        f"Ollama at {self.host} does not have the embedding model "
-                        f"{self.model!r}: run `ollama pull {self.model}`"
-                    ) from None
-                retry = exc.status_code == 429 or exc.status_code >= 500
-                if not retry or attempt == self.retries:
-                    raise ModelServerError(
-                        f"Ollama at {self.host} failed to embed with {self.model!r}: "
-                        f"{exc.error} (HTTP {exc.status_code})"
-                    ) from exc
-            except httpx.TimeoutException as exc:
-                raise ModelServerError(
-                    f"Ollama at {self.host} did not answer an embedding request within "
-                    f"{self.timeout:g} s (model {self.model!r}); raise the timeout or "
-                    f"lower batch_size ({self.batch_size})"
-                ) from exc
-            except (ConnectionError, httpx.TransportError) as exc:
-                if attempt == self.retries:
-                    raise ModelServerError(
-                        f"cannot reach Ollama at {self.host} to embed with {self.model!r}: "
-                        f"is `ollama serve` running? Set OLLAMA_HOST to its address"
-                    ) from exc
-            delay = self.backoff * (2**attempt)
-            log.warning(
-                "Ollama embed at %s failed; retry %d in %.2f s", self.host, attempt + 1, delay
+        try:
+            return self._retry.call(
+                lambda: self._client.embed(
+                    model=self.model, input=texts, keep_alive=self.keep_alive
+                )
             )
-            time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        except ResponseError as exc:
+            if exc.status_code == 404:
+                raise ModelNotFoundError(
+                    f"Ollama at {self.host} does not have the embedding model "
+                    f"{self.model!r}: run `ollama pull {self.model}`"
+                ) from None
+            raise ModelServerError(
+                f"Ollama at {self.host} failed to embed with {self.model!r}: "
+                f"{exc.error} (HTTP {exc.status_code})"
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise ModelServerError(
+                f"Ollama at {self.host} did not answer an embedding request within "
+                f"{self.timeout:g} s (model {self.model!r}); raise the timeout or "
+                f"lower batch_size ({self.batch_size})"
+            ) from exc
+        except (ConnectionError, httpx.TransportError) as exc:
+            raise ModelServerError(
+                f"cannot reach Ollama at {self.host} to embed with {self.model!r}: "
+                f"is `ollama serve` running? Set OLLAMA_HOST to its address"
+            ) from exc
+
+    def _log_retry(self, exc: BaseException, number: int, delay: float) -> None:
+        log.warning("Ollama embed at %s failed; retry %d in %.2f s", self.host, number, delay)

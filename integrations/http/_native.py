@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Request, Response
@@ -44,6 +44,7 @@ from sift.integrations.http._errors import (
 )
 from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey, SearchModeName
 from sift.integrations.http._validation import NOT_BLANK, RequestModel, surrogate_problem
+from sift.progress import EVENT_NAMES, ProgressEvent
 from sift.types import CorpusStats, Document, SearchResult, UpsertReport
 
 __all__ = ["DocumentsRequest", "router"]
@@ -230,7 +231,7 @@ def _sse(event: str, data: Any, number: int) -> bytes:
 
 
 async def _stream(
-    task: asyncio.Future[SearchResult], queue: asyncio.Queue[dict[str, Any]]
+    task: asyncio.Future[SearchResult], queue: asyncio.Queue[ProgressEvent]
 ) -> AsyncIterator[bytes]:
     number = 0
     try:
@@ -244,11 +245,11 @@ async def _stream(
                 break
             event = getter.result()
             number += 1
-            yield _sse(str(event.get("event", "sift.event")), event, number)
+            yield _sse(event.get("event", "sift.event"), event, number)
         while not queue.empty():
             event = queue.get_nowait()
             number += 1
-            yield _sse(str(event.get("event", "sift.event")), event, number)
+            yield _sse(event.get("event", "sift.event"), event, number)
         number += 1
         try:
             result = task.result()
@@ -279,7 +280,8 @@ async def _stream(
         200: {
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
             "description": "The SearchResult, or with Accept: text/event-stream, "
-            "progress events then `sift.result`. Past the deadline the evidence is the "
+            f"progress events ({', '.join(EVENT_NAMES)}) then `sift.result`. "
+            "Past the deadline the evidence is the "
             "single-shot search's: `stopped_because` is `deadline`, `flags` holds "
             f"`degraded` and `deadline_fallback`, and the header `{DEGRADED_HEADER}: "
             "deadline` is set (JSON answers).",
@@ -319,11 +321,11 @@ async def search(
     # Admitted before the stream opens: a 429 or 503 is a status, not an event.
     slot = await svc.engine.admit(started + plan.deadline_s)
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[ProgressEvent] = asyncio.Queue()
 
     def on_event(event: Any) -> None:
         # Called on the thread that runs or waits for the search: hand over through the loop.
-        data = event if isinstance(event, dict) else jsonable_encoder(event)
+        data = cast("ProgressEvent", event if isinstance(event, dict) else jsonable_encoder(event))
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
     task = asyncio.ensure_future(

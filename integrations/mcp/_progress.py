@@ -12,9 +12,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+
+if TYPE_CHECKING:
+    from sift.progress import ProgressEvent
 
 __all__ = ["ProgressRelay", "describe"]
 
@@ -30,23 +33,22 @@ def _short(value: object, width: int = 80) -> str:
 
 def describe(event: dict[str, Any], total: int) -> str | None:
     """The message of one event, or None for events that are not reported."""
-    kind = event.get("event")
-    turn = event.get("turn")
-    if kind == "sift.turn_started":
-        return f"turn {turn}/{total}: {event.get('tokens', 0):,} tokens in context"
-    if kind == "sift.tool_call":
-        arguments = event.get("arguments") or {}
+    typed = cast("ProgressEvent", event)
+    if typed["event"] == "sift.turn_started":
+        return f"turn {typed.get('turn')}/{total}: {typed.get('tokens', 0):,} tokens in context"
+    if typed["event"] == "sift.tool_call":
+        arguments = typed.get("arguments") or {}
         argument = next(iter(arguments.values()), "") if isinstance(arguments, dict) else ""
-        text = f"turn {turn}: {event.get('tool')}({_short(argument)!r})"
-        if event.get("error"):
-            text += f" refused: {_short(event['error'])}"
+        text = f"turn {typed.get('turn')}: {typed.get('tool')}({_short(argument)!r})"
+        if typed.get("error"):
+            text += f" refused: {_short(typed['error'])}"
         return text
-    if kind == "sift.finished":
+    if typed["event"] == "sift.finished":
         text = (
-            f"finished after {event.get('turns')} turns: {event.get('evidence')} passages, "
-            f"stopped because {event.get('stopped_because')}"
+            f"finished after {typed.get('turns')} turns: {typed.get('evidence')} passages, "
+            f"stopped because {typed.get('stopped_because')}"
         )
-        return text + (f" ({_short(event['error'])})" if event.get("error") else "")
+        return text + (f" ({_short(typed['error'])})" if typed.get("error") else "")
     return None
 
 
@@ -69,11 +71,11 @@ class ProgressRelay:
         self._send.close()
 
     def _progress(self, event: dict[str, Any]) -> float:
-        kind = event.get("event")
-        if kind == "sift.turn_started":
-            self._turn, self._calls = int(event.get("turn") or self._turn + 1), 0
+        typed = cast("ProgressEvent", event)
+        if typed["event"] == "sift.turn_started":
+            self._turn, self._calls = int(typed.get("turn") or self._turn + 1), 0
             value = float(self._turn - 1)
-        elif kind == "sift.tool_call":
+        elif typed["event"] == "sift.tool_call":
             self._calls += 1
             value = self._turn - 1 + self._calls / (self._calls + 1)
         else:

@@ -6,12 +6,14 @@
 
 Settings come from keywords or the environment (SIFT_OLLAMA_*, OLLAMA_HOST); see
 OllamaSettings. `sift.integrations.ollama.testing` ships a loopback fake Ollama.
+`RetryPolicy` is the one retry policy of every call to Ollama (the embedder's too).
 """
 
 from __future__ import annotations
 
 from sift.integrations.ollama._client import describe_host
 from sift.integrations.ollama._policy import OllamaPolicy, policy_from_settings
+from sift.integrations.ollama._retry import RetryPolicy
 from sift.integrations.ollama._settings import OllamaHost, OllamaSettings, ThinkLevel
 from sift.llm import tool_schemas
 
@@ -19,6 +21,7 @@ __all__ = [
     "OllamaHost",
     "OllamaPolicy",
     "OllamaSettings",
+    "RetryPolicy",
     "ThinkLevel",
     "describe_host",
     "policy_from_settings",

@@ -9,9 +9,7 @@ rejected request fails at once.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ import ollama
 from ollama import ResponseError
 
 from sift.errors import ModelNotFoundError, ModelServerError
+from sift.integrations.ollama._retry import RetryPolicy, ToolParseError, retryable
 from sift.integrations.ollama._settings import OllamaHost
 
 __all__ = [
@@ -59,14 +58,6 @@ def make_client(host: str, *, timeout: float, connect_timeout: float) -> ollama.
     )
 
 
-class ToolParseError(Exception):
-    """Ollama could not parse the tool call the model wrote (HTTP 500 with the raw text)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 @dataclass
 class ChatReply:
     """One assistant turn, assembled from a stream or read whole."""
@@ -81,20 +72,6 @@ class ChatReply:
     done_reason: str | None = None
     # Seconds spent waiting on the server, so callers can measure their own overhead.
     server_seconds: float = 0.0
-
-
-def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, ToolParseError):
-        # The model's sampling differs from one try to the next.
-        return True
-    if isinstance(exc, ResponseError):
-        # -1: an error line inside a stream that had started fine.
-        return exc.status_code in (-1, 429) or exc.status_code >= 500
-    if isinstance(exc, httpx.TimeoutException):
-        # A connect timeout is a network hiccup; a read timeout means the model is slower
-        # than the configured timeout, and asking again would only double the wait.
-        return isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
-    return isinstance(exc, ConnectionError | httpx.TransportError)
 
 
 def server_error(exc: BaseException, *, host: str, model: str, timeout: float) -> Exception:
@@ -138,22 +115,28 @@ async def call_with_retries(
     model: str,
     timeout: float,
 ) -> T:
-    """Runs `attempt`, retrying transient failures with exponential backoff and jitter."""
-    for n in range(retries + 1):
-        try:
-            return await attempt()
-        except Exception as exc:
-            if isinstance(exc, ToolParseError) and n == retries:
-                raise
-            if n == retries or not _retryable(exc):
-                err = server_error(exc, host=host, model=model, timeout=timeout)
-                if n and _retryable(exc):
-                    err = type(err)(f"{err} (after {n + 1} attempts)")
-                raise err from exc
-            delay = backoff * (2**n) * (1 + random.random() / 4)
-            log.warning("Ollama at %s: %s; retry %d/%d in %.2f s", host, exc, n + 1, retries, delay)
-            await asyncio.sleep(delay)
-    raise AssertionError("unreachable")  # pragma: no cover
+    """Runs `attempt` under the retry policy (`_retry`); a failure that remains becomes
+    the sift error that explains it, saying how many tries it took. A tool call that could
+    not be parsed on the last try is raised as it is: the policy answers it."""
+    tries = 0
+
+    async def counted() -> T:
+        nonlocal tries
+        tries += 1
+        return await attempt()
+
+    def on_retry(exc: BaseException, number: int, delay: float) -> None:
+        log.warning("Ollama at %s: %s; retry %d/%d in %.2f s", host, exc, number, retries, delay)
+
+    try:
+        return await RetryPolicy(retries, backoff, on_retry).acall(counted)
+    except ToolParseError:
+        raise
+    except Exception as exc:
+        err = server_error(exc, host=host, model=model, timeout=timeout)
+        if tries > 1 and retryable(exc):
+            err = type(err)(f"{err} (after {tries} attempts)")
+        raise err from exc
 
 
 def _is_tool_parse_error(exc: ResponseError) -> bool:

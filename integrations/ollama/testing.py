@@ -17,7 +17,10 @@ request so a test can assert exactly what sift sent.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import socket
 import threading
 import time
@@ -133,10 +136,22 @@ def refused_host() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def _hash_vector(text: str, dim: int) -> list[float]:
-    from sift.integrations.embedders import HashEmbedder
+_WORD = re.compile(r"\w+", re.UNICODE)
 
-    return [float(x) for x in HashEmbedder(dim=dim).embed([text])[0]]
+
+def _hash_vector(text: str, dim: int) -> list[float]:
+    """The fake's embedding model: words and their character trigrams hashed into `dim`
+    signed buckets, so texts sharing words get near vectors (enough for dense search in
+    tests). Its own, not sift's HashEmbedder: the embedders use this package's client,
+    so this package must not use them."""
+    vector = [0.0] * dim
+    words = [w.lower() for w in _WORD.findall(text)]
+    grams = [w[i : i + 3] for w in words if len(w) > 3 for i in range(len(w) - 2)]
+    for feature in words + grams:
+        value = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+        vector[value % dim] += 1.0 if (value >> 63) else -1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
 
 
 class FakeOllama:

@@ -17,7 +17,8 @@ from sift.analysis import (
     script_runs,
 )
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+# Samples of the dev sets (tests/data/benchmarks/README.md).
+DATA = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
 
 
 def test_japanese_becomes_bigrams_within_each_script_and_han_unigrams() -> None:

@@ -144,9 +144,9 @@ def test_texts_past_ascii_at_once_are_estimated_as_one_by_one() -> None:
 
 
 def _sample_texts_past_ascii() -> list[str]:
-    """400 passages past ASCII from each of two English dev corpora (dashes, accents,
-    names in other scripts)."""
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+    """The passages past ASCII (dashes, accents, names in other scripts) of the samples
+    of two English dev corpora (tests/data/benchmarks)."""
+    path = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
     out: list[str] = []
     for name in ("hotpotqa", "2wikimultihopqa"):
         taken = 0

@@ -12,7 +12,8 @@ import pytest
 from sift.graphs.policies import HeuristicPlanner
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
-QUESTIONS = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks" / "jsquad"
+# The sample of the JSQuAD dev set (tests/data/benchmarks): every 20th question is in it.
+QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "jsquad"
 
 # Real JSQuAD dev questions (every 20th) and names their plan must search for.
 JSQUAD = [

@@ -209,7 +209,8 @@ def test_offsets_and_limits_hold_on_awkward_cjk_text(text: str) -> None:
 
 
 ENGLISH_CHUNKS = Path(__file__).parent / "data" / "english_chunks.jsonl"
-BENCHMARKS = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmarks"
+# Samples of the dev sets, holding every passage english_chunks.jsonl recorded.
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
 
 
 def test_english_chunks_are_byte_identical_to_before() -> None:
@@ -217,7 +218,7 @@ def test_english_chunks_are_byte_identical_to_before() -> None:
         recorded = [json.loads(line) for line in handle]
     texts: dict[str, str] = {}
     for name in {r["dataset"] for r in recorded}:
-        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as handle:
+        with open(SAMPLES / name / "corpus.jsonl", encoding="utf-8") as handle:
             texts.update((row["id"], row["text"]) for row in map(json.loads, handle))
     compared = 0
     for row in recorded:
@@ -235,7 +236,7 @@ def test_chunking_many_texts_cuts_each_as_alone() -> None:
     # Japanese, short or cut into several chunks, gets the spans chunk_spans gives it.
     texts: list[str] = []
     for name in ("hotpotqa", "jsquad"):
-        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as handle:
+        with open(SAMPLES / name / "corpus.jsonl", encoding="utf-8") as handle:
             texts += [json.loads(line)["text"] for line in itertools.islice(handle, 400)]
     long_english = " ".join(texts[:40])
     texts += ["", "   \n\t ", "\n\nLeading and trailing newlines.\n\n", long_english]

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from sift.config import HarnessConfig
-from sift.nodes import (
-    Episode,
-    EstimateTokenCounter,
-    TermOverlapReranker,
-    fallback_ranking,
-    force_prune,
-)
+from sift.nodes import EstimateTokenCounter, TermOverlapReranker
+from sift.nodes._budget import force_prune
+from sift.nodes._episode import Episode
+from sift.nodes._finalize import fallback_ranking
 from sift.types import Chunk, FoundBy
 
 COUNTER = EstimateTokenCounter()

@@ -224,7 +224,8 @@ def test_pickles_as_its_folder_and_options() -> None:
 # collide; and clear errors for bad input.
 
 SOURCE = Path(_static.__file__).resolve().parent / "_pieces.c"
-BENCHMARKS = Path(__file__).resolve().parents[3] / ".." / "shared" / "benchmarks"
+# Samples of the dev sets (tests/data/benchmarks/README.md).
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
 
 # Without the C part (no compiler at install) its tests skip, saying so; CI sets
 # SIFT_REQUIRE_NATIVE=1, and there they fail instead.
@@ -254,7 +255,7 @@ def _random_texts(seed: int, count: int) -> list[str]:
 def _corpus_texts(limit: int) -> list[str]:
     texts = []
     for name in ("hotpotqa", "jsquad"):
-        with open(BENCHMARKS / name / "corpus.jsonl", encoding="utf-8") as lines:
+        with open(SAMPLES / name / "corpus.jsonl", encoding="utf-8") as lines:
             for _, line in zip(range(limit), lines, strict=False):
                 record = json.loads(line)
                 texts.append(f"{record.get('title', '')}\n{record['text']}")

@@ -9,7 +9,8 @@ import pytest
 from sift.errors import SiftError
 from sift.integrations.eval import DatasetError, EvalError, load_dataset
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "benchmarks"
+# Samples of the dev sets (tests/data/benchmarks/README.md).
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
 
 
 CORPUS = [
@@ -112,13 +113,23 @@ def test_empty_questions_file(tmp_path: Path, write_dataset) -> None:
         load_dataset(folder)
 
 
-@pytest.mark.skipif(
-    not (SHARED / "musique").is_dir(),
-    reason=f"the shared benchmarks are absent: put them at {SHARED}",
-)
-def test_shared_musique_loads_with_its_near_duplicates() -> None:
-    ds = load_dataset(SHARED / "musique")
+def test_shared_musique_loads_with_its_near_duplicates(shared_benchmarks: Path) -> None:
+    ds = load_dataset(shared_benchmarks / "musique")
     assert len(ds.questions) == 274
     assert len(ds.passages) == 6417
     with_twins = [q for q in ds.questions if q.gold_near_duplicate_doc_ids]
     assert with_twins, "the README promises near-duplicate entries for MuSiQue"
+
+
+@pytest.mark.parametrize("name", ["hotpotqa", "musique", "2wikimultihopqa", "jsquad"])
+def test_the_committed_samples_load_with_every_gold_passage(name: str) -> None:
+    ds = load_dataset(SAMPLES / name)
+    assert ds.absent_gold == {}
+    assert len(ds.questions) >= 10 and len(ds.passages) >= 100
+    twins = [q for q in ds.questions if q.gold_near_duplicate_doc_ids]
+    # MuSiQue's sample keeps questions whose gold has near-duplicates, and the copies.
+    assert bool(twins) == (name == "musique")
+    known = {p.id for p in ds.passages}
+    for q in twins:
+        for copies in q.gold_near_duplicate_doc_ids.values():
+            assert set(copies) <= known

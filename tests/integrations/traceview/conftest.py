@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,12 +128,27 @@ def planner_rollouts(corpus: Any) -> list[SearchResult]:
     return [search(QUESTION_JA, corpus, policy=planner.fork(seed), top_k=5) for seed in range(3)]
 
 
+def japanese_font_problem() -> str | None:
+    """Why Japanese text cannot draw here (the pages are checked to draw it), or None."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return "fc-list is missing: apt-get install fontconfig fonts-ipafont-gothic"
+    found = subprocess.run([fc_list, ":lang=ja"], capture_output=True, text=True, check=False)
+    if not found.stdout.strip():
+        return "no Japanese font (fc-list :lang=ja): apt-get install fonts-ipafont-gothic"
+    return None
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """A headless Chromium that can draw Japanese. Without one the browser tests skip,
+    saying what to install; under .ci/run (SIFT_REQUIRE_BROWSER=1) they fail instead."""
     problem = browser_problem()
+    if problem is None:
+        problem = japanese_font_problem()
     if problem:
         if os.environ.get("SIFT_REQUIRE_BROWSER") == "1":
             pytest.fail(f"SIFT_REQUIRE_BROWSER=1 but no browser can run: {problem}")
-        pytest.skip(f"no headless browser: {problem}")
+        pytest.skip(f"no headless browser that draws Japanese: {problem}")
     with chromium(1280, 1000) as driver:
         yield driver

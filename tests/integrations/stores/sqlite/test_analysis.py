@@ -23,7 +23,8 @@ from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.types import Document
 
 ROOT = Path(__file__).resolve().parents[4]
-DATA = ROOT / ".." / "shared" / "benchmarks"
+# Samples of the dev sets (tests/data/benchmarks/README.md).
+DATA = ROOT / "tests" / "data" / "benchmarks"
 
 EDGE_CASES = [
     "",

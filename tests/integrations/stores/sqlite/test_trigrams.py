@@ -15,7 +15,6 @@ from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._trigrams import BLOCK, TrigramIndex, trigram_bits
 from sift.types import Document
 
-BENCHMARKS = Path(__file__).resolve().parents[4] / ".." / "shared" / "benchmarks"
 WORDS = [
     *["river", "bank", "tower", "museum", "Kelvin", "STRASSE", "straße", "Σίσυφος", "ΟΔΟΣ"],
     *["東京", "大阪", "京都", "の", "は", "年", "月", "日", "カタカナ", "𠮷野家"],
