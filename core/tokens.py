@@ -42,7 +42,6 @@ _CJK += f"{chr(_PAST_TABLE[0])}-{chr(_PAST_TABLE[1])}"
 # See charged_as_cjk: above this many Latin letters per CJK character, English rules.
 LATIN_PER_CJK = 16
 _LATIN = re.compile("[A-Za-z]")
-_BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
 # Text without CJK (most English) takes the original pieces and no CJK check per piece.
 _PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
 # ASCII text, counted by the regex engine alone: a run of n letters is ceil(n / 4) matches
@@ -64,24 +63,45 @@ def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 @cache
-def _costs() -> dict[int, str]:
-    """str.translate table: every CJK character costing 1 or 3 tokens to "1" or "3"
-    (the rest cost 2, characters outside the table their UTF-8 length)."""
-    table: dict[int, str] = {}
-    for first, _last, blob in COSTS:
-        for offset, cost in enumerate(zlib.decompress(base64.b64decode(blob))):
-            if cost != 2:
-                table[first + offset] = "1" if cost <= 1 else "3"
-    return table
+def _weights() -> np.ndarray:
+    """The tokens each character adds to its run of CJK, by code point (uint8): 1, 2 or 3
+    from the cost table (a cost of 0 or 1 counts 1, of 3 or more 3), 2 past it, and 2
+    more for a character of 4 UTF-8 bytes (beyond the BMP); 0 for every character that
+    is not CJK, and in the last entry, which stands for every code point past it. A run
+    costs the sum of its characters and 1 (the space or punctuation token beside it)."""
+    import numpy as np
+
+    weights = np.zeros(_PAST_TABLE[1] + 2, dtype=np.uint8)
+    for first, last, blob in COSTS:
+        costs = np.frombuffer(zlib.decompress(base64.b64decode(blob)), dtype=np.uint8)
+        if len(costs) != last - first + 1:
+            raise RuntimeError(f"_token_costs: U+{first:04X}-U+{last:04X} is not a cost each")
+        weights[first : last + 1] = 2 - (costs <= 1) + (costs >= 3)
+    weights[_PAST_TABLE[0] : _PAST_TABLE[1] + 1] = 2
+    beyond = weights[0x10000:]
+    beyond[beyond > 0] += 2
+    return weights
 
 
-def _cjk_tokens(run: str) -> int:
-    marked = run.translate(_costs())
-    total = 2 * len(run) - marked.count("1") + marked.count("3") + 1
-    if _BEYOND_BMP.search(run):
-        # Characters beyond the table (CJK extension B and later) take 4 bytes: up to 4.
-        total += 2 * sum(1 for c in run if ord(c) > 0xFFFF)
-    return total
+def _char_weights(text: str) -> np.ndarray:
+    """`_weights` of each character of `text` (a lone surrogate is no CJK)."""
+    import numpy as np
+
+    weights = _weights()
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return weights[np.minimum(codes, len(weights) - 1)]
+
+
+def _has_cjk(text: str) -> bool:
+    """Whether `text` holds a CJK character (a regex search: most text past ASCII that
+    holds none, English with a dash or an accent, is done without numpy)."""
+    return _cjk_patterns()[0].search(text) is not None
+
+
+def _charged(text: str, weights: np.ndarray) -> bool:
+    """`charged_as_cjk` given the text's `_char_weights` (nonzero: a CJK character)."""
+    cjk = int(weights.astype(bool).sum())
+    return cjk > 0 and cjk * LATIN_PER_CJK >= len(_LATIN.findall(text))
 
 
 def charged_as_cjk(text: str) -> bool:
@@ -89,11 +109,9 @@ def charged_as_cjk(text: str) -> bool:
     kana, Hangul, CJK punctuation, full-width forms), at least one for every
     `LATIN_PER_CJK` Latin letters: a Japanese text with English names, or a short piece
     of one, but not an English page that quotes a name in Chinese."""
-    if text.isascii():
+    if text.isascii() or not _has_cjk(text):
         return False
-    one_cjk, _ = _cjk_patterns()
-    cjk = len(one_cjk.findall(text))
-    return cjk > 0 and cjk * LATIN_PER_CJK >= len(_LATIN.findall(text))
+    return _charged(text, _char_weights(text))
 
 
 def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
@@ -105,15 +123,35 @@ def estimate_tokens(text: str, *, cjk_context: bool = False) -> int:
     a letter of a three-byte script (Greek extended, Bengali, ...) two."""
     if not text:
         return 0
-    if not cjk_context and not charged_as_cjk(text):
+    if text.isascii():
+        # No CJK run: the CJK rules only charge Latin words and numbers more.
+        return _cjk_pieces_tokens(text, None) if cjk_context else _plain_tokens(text)
+    if not _has_cjk(text):
+        return _cjk_pieces_tokens(text, None) if cjk_context else _plain_tokens(text)
+    weights = _char_weights(text)
+    if not cjk_context and not _charged(text, weights):
         return _plain_tokens(text)
-    one_cjk, cjk_pieces = _cjk_patterns()
+    return _cjk_pieces_tokens(text, weights)
+
+
+def _cjk_pieces_tokens(text: str, weights: np.ndarray | None) -> int:
+    """The estimate of `text` under the CJK rules, given its `_char_weights` (None when
+    it holds no CJK). A run of CJK costs its characters' weights and 1, summed from running
+    totals over the whole text (one numpy pass, not a lookup per character)."""
+    _, cjk_pieces = _cjk_patterns()
+    running: list[int] = []
+    if weights is not None:
+        import numpy as np
+
+        running = [0, *np.cumsum(weights, dtype=np.int64).tolist()]
     total = 0
-    for piece in cjk_pieces.findall(text):
-        first = piece[0]
-        if not first.isascii() and one_cjk.match(first):
-            total += _cjk_tokens(piece)
+    for match in cjk_pieces.finditer(text):
+        start, end = match.span()
+        if running and running[start + 1] > running[start]:  # its first character is CJK
+            total += running[end] - running[start] + 1
             continue
+        piece = match.group()
+        first = piece[0]
         total += _plain_tokens(piece)
         if first.isdigit():
             total += 1  # the space before a number is a token of its own
@@ -143,9 +181,10 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
         if text.isascii():
             ascii_rows.append(row)
             ascii_parts.append(text)
-        elif charged_as_cjk(text):
-            # cjk_context: the same number for a text charged as CJK, without checking again.
-            out[row] = estimate_tokens(text, cjk_context=True)
+            continue
+        weights = _char_weights(text) if _has_cjk(text) else None
+        if weights is not None and _charged(text, weights):
+            out[row] = _cjk_pieces_tokens(text, weights)
         else:
             pieces = text.split()
             ascii_rows.append(row)

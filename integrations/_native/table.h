@@ -1,8 +1,7 @@
-/* What sift's C parts share: an FNV-1a hash fed one character at a time, and the growth
- * of an open-addressing table (linear probing, a power-of-two capacity) and of scratch
- * buffers. Included by _pieces.c (the static embedder's pieces) and _stems.c (the BM25
- * index's stems); each defines its own slot, whose first member is the uint64_t hash (0:
- * an empty slot).
+/* The static embedder's table of pieces (_pieces.c): an FNV-1a hash fed one character
+ * at a time, and the growth of an open-addressing table (linear probing, a power-of-two
+ * capacity) and of scratch buffers. The table's slot is the includer's, its first member
+ * the uint64_t hash (0: an empty slot).
  *
  * SIFT_HASH_MASK: tests build a module with a few hash bits only, so that keys collide
  * and the code that tells them apart runs. */

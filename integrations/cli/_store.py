@@ -92,6 +92,9 @@ def _size(value: Any) -> str:
 
 
 def _stats(corpus: Corpus) -> dict[str, Any]:
+    # Here, not at the top: `sift --help` must not load numpy (the embedders' package).
+    from sift.integrations.embedders import static_native
+
     stats = corpus.stats()
     languages, sampled = _languages(corpus, stats.documents)
     extra = stats.extra
@@ -109,6 +112,8 @@ def _stats(corpus: Corpus) -> dict[str, Any]:
         "chunk_tokens": extra.get("chunk_tokens"),
         "source_root": extra.get("source_root"),
         "schema_version": stats.schema_version,
+        # The static embedder's C part: built, or its numpy path runs (slower).
+        "native_embedder": static_native(),
         "extra": extra,
     }
 
@@ -130,6 +135,12 @@ def _stats_table(data: dict[str, Any]) -> Table:
         ("size on disk", _size(data["size_bytes"])),
         ("chunk tokens", str(data["chunk_tokens"] or "-")),
         ("source root", data["source_root"] or "-"),
+        (
+            "embedder's C part",
+            "built"
+            if data["native_embedder"]
+            else "not built (numpy, slower): install a C compiler and reinstall sift",
+        ),
     ]
     for name, value in rows:
         table.add_row(name, safe(str(value)))

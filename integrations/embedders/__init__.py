@@ -29,6 +29,7 @@ __all__ = [
     "embedder_names",
     "get_embedder",
     "parse_languages",
+    "static_native",
 ]
 
 DEFAULT_EMBEDDER = "static"
@@ -38,6 +39,15 @@ _NAMES = ("static", "minilm", "hash", "ollama:<model>")
 
 def embedder_names() -> tuple[str, ...]:
     return _NAMES
+
+
+def static_native() -> bool:
+    """Whether the static embedder's C part (`_pieces.c`) was built and loads. Without
+    it the same vectors come from numpy, 2.4-5.7x slower, and importing the embedder
+    warns how to build it."""
+    from sift.integrations.embedders import _static
+
+    return _static._pieces is not None
 
 
 def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:

@@ -15,16 +15,87 @@
  *   in float32, as numpy's sum(axis=0) over the gathered rows does.
  *
  * Thread safety: `pool` and `get` read under a shared lock, `add` writes under an
- * exclusive one. A reader never needs the GIL while it holds the lock, so a writer that
- * waits for it holding the GIL cannot deadlock.
+ * exclusive one (`Shared`, below). A reader never needs the GIL while it holds the lock,
+ * so a writer that waits for it holding the GIL cannot deadlock.
+ *
+ * Portable: only CPython's own C API (its thread locks, not <pthread.h>), nothing
+ * deprecated, and the GCC/Clang extensions behind checks.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <pthread.h>
+#include <pythread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "_native/table.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
+/* A readers-writer lock from two of CPython's thread locks (which any thread may
+ * release, as threading.Lock): the first reader in takes `writing` for all readers and
+ * the last one out gives it back; a writer takes it alone. `count` guards `readers`. */
+typedef struct {
+    PyThread_type_lock count;
+    PyThread_type_lock writing;
+    Py_ssize_t readers;
+} Shared;
+
+static int
+shared_init(Shared *lock)
+{
+    lock->count = PyThread_allocate_lock();
+    lock->writing = PyThread_allocate_lock();
+    lock->readers = 0;
+    if (lock->count == NULL || lock->writing == NULL) {
+        if (lock->count != NULL)
+            PyThread_free_lock(lock->count);
+        if (lock->writing != NULL)
+            PyThread_free_lock(lock->writing);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+shared_free(Shared *lock)
+{
+    PyThread_free_lock(lock->count);
+    PyThread_free_lock(lock->writing);
+}
+
+static void
+read_lock(Shared *lock)
+{
+    PyThread_acquire_lock(lock->count, WAIT_LOCK);
+    if (++lock->readers == 1)
+        PyThread_acquire_lock(lock->writing, WAIT_LOCK);
+    PyThread_release_lock(lock->count);
+}
+
+static void
+read_unlock(Shared *lock)
+{
+    PyThread_acquire_lock(lock->count, WAIT_LOCK);
+    if (--lock->readers == 0)
+        PyThread_release_lock(lock->writing);
+    PyThread_release_lock(lock->count);
+}
+
+static void
+write_lock(Shared *lock)
+{
+    PyThread_acquire_lock(lock->writing, WAIT_LOCK);
+}
+
+static void
+write_unlock(Shared *lock)
+{
+    PyThread_release_lock(lock->writing);
+}
 
 typedef struct {
     uint64_t hash; /* 0: an empty slot */
@@ -49,7 +120,7 @@ typedef struct {
     size_t keys_len, keys_cap;
     int32_t *ids;
     size_t ids_len, ids_cap;
-    pthread_rwlock_t lock;
+    Shared lock;
     int has_lock;
 } PieceTable;
 
@@ -92,6 +163,8 @@ code_points(PyObject *text, Py_UCS4 *into)
         into[i] = PyUnicode_READ(kind, data, i);
 }
 
+/* 0 for a str whose code points can be read (PyUnicode_GetLength makes a legacy string
+ * of Python 3.11 ready, as the deprecated PyUnicode_READY did), else -1 with an error. */
 static int
 ready(PyObject *text)
 {
@@ -99,11 +172,7 @@ ready(PyObject *text)
         PyErr_Format(PyExc_TypeError, "expected str, got %.80s", Py_TYPE(text)->tp_name);
         return -1;
     }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0)
-        return -1;
-#endif
-    return 0;
+    return PyUnicode_GetLength(text) < 0 ? -1 : 0;
 }
 
 static int
@@ -141,7 +210,7 @@ table_init(PieceTable *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
-    if (pthread_rwlock_init(&self->lock, NULL) != 0) {
+    if (shared_init(&self->lock) < 0) {
         PyErr_SetString(PyExc_OSError, "could not create the piece table's lock");
         return -1;
     }
@@ -155,7 +224,7 @@ table_dealloc(PieceTable *self)
     if (self->has_table)
         PyBuffer_Release(&self->table);
     if (self->has_lock)
-        pthread_rwlock_destroy(&self->lock);
+        shared_free(&self->lock);
     free(self->slots);
     free(self->keys);
     free(self->ids);
@@ -224,7 +293,7 @@ table_add(PieceTable *self, PyObject *args)
             goto done;
         }
     }
-    pthread_rwlock_wrlock(&self->lock);
+    write_lock(&self->lock);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *key = PyTuple_GET_ITEM(keys, i), *value = PyTuple_GET_ITEM(values, i);
         size_t len = (size_t)PyUnicode_GET_LENGTH(key);
@@ -253,11 +322,11 @@ table_add(PieceTable *self, PyObject *args)
         self->ids_len += count;
         self->count++;
     }
-    pthread_rwlock_unlock(&self->lock);
+    write_unlock(&self->lock);
     result = Py_NewRef(Py_None);
     goto done;
 full:
-    pthread_rwlock_unlock(&self->lock);
+    write_unlock(&self->lock);
     PyErr_NoMemory();
 done:
     free(scratch);
@@ -278,12 +347,12 @@ table_get(PieceTable *self, PyObject *piece)
         return PyErr_NoMemory();
     code_points(piece, key);
     PyObject *result = NULL;
-    pthread_rwlock_rdlock(&self->lock);
+    read_lock(&self->lock);
     const Slot *slot = find(self, key, len, hash_piece(key, len));
     if (slot != NULL)
         result = PyBytes_FromStringAndSize((const char *)(self->ids + slot->ids),
                                            (Py_ssize_t)slot->n_ids * 4);
-    pthread_rwlock_unlock(&self->lock);
+    read_unlock(&self->lock);
     PyMem_Free(key);
     if (slot == NULL)
         Py_RETURN_NONE;
@@ -328,7 +397,7 @@ prefetch_row(const float *row, Py_ssize_t dim)
 {
     const char *at = (const char *)row;
     for (Py_ssize_t b = 0; b < dim * (Py_ssize_t)sizeof(float); b += 64)
-        __builtin_prefetch(at + b);
+        PREFETCH(at + b);
 }
 
 /* AVX2 where the processor has it (chosen at load time), else SSE2: the same adds in
@@ -373,7 +442,7 @@ pool_one(const PieceTable *self, Scratch *s, int kind, const void *data, Py_ssiz
             i++;
         }
         h = hash_end(h);
-        __builtin_prefetch(&self->slots[(size_t)h & mask]);
+        PREFETCH(&self->slots[(size_t)h & mask]);
         if (grow((void **)&s->spans, &s->spans_cap, n + 1, sizeof(Span)) < 0)
             return -1;
         s->spans[n++] = (Span){start, i, h};
@@ -390,8 +459,8 @@ pool_one(const PieceTable *self, Scratch *s, int kind, const void *data, Py_ssiz
         for (size_t at = (size_t)h & mask; self->slots[at].hash != 0; at = (at + 1) & mask) {
             if (self->slots[at].hash == h) {
                 slot = &self->slots[at];
-                __builtin_prefetch(self->keys + slot->key);
-                __builtin_prefetch(self->ids + slot->ids);
+                PREFETCH(self->keys + slot->key);
+                PREFETCH(self->ids + slot->ids);
                 break;
             }
         }
@@ -503,7 +572,7 @@ table_pool(PieceTable *self, PyObject *args)
     }
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    pthread_rwlock_rdlock(&self->lock);
+    read_lock(&self->lock);
     for (Py_ssize_t r = 0; r < n && !failed; r++) {
         PyObject *text = PyTuple_GET_ITEM(texts, r);
         int got = pool_one(self, &s, PyUnicode_KIND(text), PyUnicode_DATA(text),
@@ -514,7 +583,7 @@ table_pool(PieceTable *self, PyObject *args)
         else
             status[r] = (unsigned char)got;
     }
-    pthread_rwlock_unlock(&self->lock);
+    read_unlock(&self->lock);
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_NoMemory();
@@ -565,9 +634,9 @@ table_len(PieceTable *self)
 {
     if (!self->has_lock)
         return 0;
-    pthread_rwlock_rdlock(&self->lock);
+    read_lock(&self->lock);
     Py_ssize_t count = (Py_ssize_t)self->count;
-    pthread_rwlock_unlock(&self->lock);
+    read_unlock(&self->lock);
     return count;
 }
 

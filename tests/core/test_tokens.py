@@ -1,15 +1,24 @@
 from __future__ import annotations
 
+import base64
 import json
 import random
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sift._token_costs import COSTS
 from sift.analysis import has_cjk
-from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
+from sift.tokens import (
+    _cjk_patterns,
+    _plain_tokens,
+    charged_as_cjk,
+    estimate_tokens,
+    estimate_tokens_many,
+)
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:
@@ -180,3 +189,53 @@ def test_which_text_is_charged_as_cjk() -> None:
     assert not charged_as_cjk(english)
     # An English page quoting a Chinese name is estimated as before.
     assert estimate_tokens(english) == _old_estimate(english)
+
+
+def _cost_of() -> dict[int, int]:
+    costs: dict[int, int] = {}
+    for first, _last, blob in COSTS:
+        for offset, cost in enumerate(zlib.decompress(base64.b64decode(blob))):
+            costs[first + offset] = cost
+    return costs
+
+
+def _reference_estimate(text: str, costs: dict[int, int]) -> int:
+    """The CJK rules as they read, one piece and one character at a time: a run of CJK
+    costs 1 and each character its cost in the table (0 or 1 counts 1, 3 or more 3),
+    2 past it, and 2 more beyond the BMP; other pieces as the plain rules charge them,
+    Latin words and numbers more."""
+    one_cjk, pieces = _cjk_patterns()
+    total = 0
+    for piece in pieces.findall(text):
+        if one_cjk.match(piece[0]):
+            total += 1
+            for char in piece:
+                cost = costs.get(ord(char), 2)
+                total += min(max(cost, 1), 3) + (2 if ord(char) > 0xFFFF else 0)
+            continue
+        total += _plain_tokens(piece)  # no run of CJK (a digit run may hold a full-width one)
+        if piece[0].isdigit():
+            total += 1
+        elif piece[0].isalpha():
+            if piece.isascii():
+                total += -(-len(piece) // 2) - -(-len(piece) // 4)
+            else:
+                total += sum(1 for c in piece if c >= "\u0800")
+    return total
+
+
+def test_cjk_text_is_charged_as_the_rules_read_for_every_cjk_character() -> None:
+    # The runs are summed with numpy from a weight per code point; the rules, one
+    # character at a time, must give the same numbers for every character of the table
+    # and past it, alone, in runs, and beside Latin letters, digits and punctuation.
+    costs = _cost_of()
+    cjk = [cp for first, last, _ in COSTS for cp in range(first, last + 1)]
+    cjk += list(range(0x20000, 0x3134F + 1, 97))
+    texts = [chr(cp) for cp in cjk]
+    rng = random.Random(11)
+    alphabet = [chr(cp) for cp in rng.sample(cjk, 400)] + list("ab Z9１２_.,\n「」é—Σ𠮷\udcff")
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 80))) for _ in range(3000)]
+    texts += ["東京タワーは1958年に完成した。Tokyo Tower, 333 m.", "ｶﾀｶﾅとＡＢＣ１２３"]
+    for text in texts:
+        assert estimate_tokens(text, cjk_context=True) == _reference_estimate(text, costs), text
+    assert estimate_tokens_many(texts) == [estimate_tokens(t) for t in texts]

@@ -70,21 +70,33 @@ class TantivyAnalysis:
         index.register_tokenizer(TOKENIZER, self._native or self._whitespace)
 
     def fill(self, docs: Sequence[tantivy.Document], field: str, values: Sequence[str]) -> None:
-        """Adds values[i] to `field` of docs[i], as `add` does one at a time."""
+        """Adds values[i] to `field` of docs[i], as `add` does one at a time; a value
+        repeated (a document's title on each of its chunks) is analysed once."""
+        done: dict[str, tuple[str, str | None]] = {}
         for doc, value in zip(docs, values, strict=True):
-            self.add(doc, field, value)
+            parts = done.get(value)
+            if parts is None:
+                parts = done[value] = self._parts(value)
+            self._put(doc, field, parts)
 
     def add(self, doc: tantivy.Document, field: str, text: str) -> None:
         """Adds `text` to `field` of `doc`: the part tantivy analyses as the analyzer
         does as text, the rest as the analyzer's terms (pre-tokenized). A field's values
         add up (term counts and length), and the index keeps no positions, so the split
         changes nothing BM25 sees."""
+        self._put(doc, field, self._parts(text))
+
+    def _parts(self, text: str) -> tuple[str, str | None]:
+        """(text for tantivy to analyse, the other terms joined by spaces or None)."""
         native, pieces = self._split(text)
+        return native, " ".join(self.analyzer.terms(pieces)) if pieces else None
+
+    def _put(self, doc: tantivy.Document, field: str, parts: tuple[str, str | None]) -> None:
+        native, terms = parts
         if native:
             doc.add_text(field, native)
-        if pieces:
-            terms = self.analyzer.terms(pieces)
-            doc.add_pre_tokenized_text(field, self._whitespace.pre_tokenize(" ".join(terms)))
+        if terms is not None:
+            doc.add_pre_tokenized_text(field, self._whitespace.pre_tokenize(terms))
 
     def terms(self, text: str) -> list[str]:
         """The terms the index holds for `text`, computed as `fill` indexes them (for
@@ -106,15 +118,18 @@ class TantivyAnalysis:
         if unsafe is None:
             return (norm, "") if self._lengths_agree(norm) else ("", norm)
         spans: list[tuple[int, int]] = []
-        for match in _unsafe_pattern().finditer(norm, unsafe.start()):
-            at = match.start()
-            if spans and at < spans[-1][1]:
-                continue
+        found: re.Match[str] | None = unsafe
+        while found is not None:
+            at = found.start()
             start = at
             while start > 0 and not norm[start - 1].isspace():
                 start -= 1
             space = _SPACE.search(norm, at)
-            spans.append((start, space.start() if space else len(norm)))
+            end = space.start() if space else len(norm)
+            spans.append((start, end))
+            # The next piece holding an unsafe character: one search a piece, not one
+            # step per character (a Japanese text is mostly unsafe characters).
+            found = _unsafe_pattern().search(norm, max(end, at + 1))
         native = " ".join(norm[a:b] for a, b in _gaps(spans, len(norm)))
         if not self._lengths_agree(native):
             return "", norm

@@ -48,9 +48,9 @@ from sift.types import Document, DocumentFailure, UpsertReport
 
 __all__ = ["delete", "upsert"]
 
-# Batches chunked and embedded ahead of the one being written: the thread never waits
-# for the writer to hand it the next.
-_IN_FLIGHT = 2
+# Batches chunked and embedded ahead of the one being written (as before the split): the
+# thread never waits for the writer to hand it the next, and a slow batch is absorbed.
+_IN_FLIGHT = 3
 # json.dumps(metadata, ensure_ascii=False), with the encoder built once.
 _METADATA_JSON = json.JSONEncoder(ensure_ascii=False)
 

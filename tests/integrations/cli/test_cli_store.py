@@ -3,7 +3,12 @@ store path that does not exist, named in a one-line error."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,9 +40,63 @@ def test_stats_says_what_the_store_holds(sift, library: Path) -> None:
     assert stats["chunks"] >= 3 and stats["size_bytes"] > 10_000
     assert stats["languages"] == {"ja": 1, "latin": 2} and stats["languages_sampled"] == 3
     assert stats["analyzer"] and stats["source_root"] == str((library.parent / "docs").resolve())
+    # Whether the static embedder's C part runs: its module is there when it was built.
+    built = importlib.util.find_spec("sift.integrations.embedders._pieces") is not None
+    assert stats["native_embedder"] is built
     table = sift("stats", "--store", str(library))
     for word in ("documents", "3", "ja 1", "latin 2", "size on disk", "KiB", "hash:256"):
         assert word in table.stdout
+    assert "embedder's C part" in table.stdout
+    assert ("built" if built else "not built") in table.stdout
+
+
+# A fresh interpreter in which the C part's module cannot be imported, as after an
+# install without a C compiler (setup.py lets it go on).
+WITHOUT_C_PART = textwrap.dedent(
+    """
+    import sys
+    from importlib.abc import MetaPathFinder
+
+    class NotBuilt(MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "sift.integrations.embedders._pieces":
+                raise ImportError("No module named 'sift.integrations.embedders._pieces'")
+            return None
+
+    sys.meta_path.insert(0, NotBuilt())
+    from sift.integrations.cli import main
+
+    main(sys.argv[1:])
+    """
+)
+
+
+def _without_c_part(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SIFT_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("SIFT_STORE", None)
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_C_PART, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_without_the_c_part_stats_say_so_and_the_embedder_warns_how_to_build_it(
+    library: Path, tmp_path: Path
+) -> None:
+    run = _without_c_part(tmp_path / "home", "stats", "--store", str(library), "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["native_embedder"] is False
+    # The warning names what is missing and how to fix it, once.
+    assert run.stderr.count("RuntimeWarning") == 1, run.stderr
+    assert "without its C part" in run.stderr and "install a C compiler" in run.stderr
+    assert "reinstall sift" in run.stderr
+    table = _without_c_part(tmp_path / "home", "stats", "--store", str(library))
+    assert table.returncode == 0, table.stderr
+    assert "not built (numpy, slower): install a C compiler and reinstall sift" in table.stdout
 
 
 def test_ls_lists_titles_sources_and_chunks_and_filters(sift, library: Path) -> None:

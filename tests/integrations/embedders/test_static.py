@@ -241,7 +241,7 @@ def test_the_c_part_is_built_and_used_by_default() -> None:
     assert _static._pieces is not None, "the C part did not build (see pip's output)"
     assert StaticEmbedder().native
     assert not StaticEmbedder(native=False).native
-    # What the store reads to keep an ingest in a thread rather than child processes.
+    # Embedding runs without the GIL with the C part: a thread beside the caller's helps.
     assert StaticEmbedder().releases_gil and not StaticEmbedder(native=False).releases_gil
     # A table of pieces is only made for a tokenizer whose output splits at white space.
     assert not StaticEmbedder(remember_pieces=False).native
