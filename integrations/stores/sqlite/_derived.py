@@ -408,8 +408,20 @@ class _Vectors:
                 ann.replay(changes.conn, iter(changes.chunks_since(ann.seq)))
             else:
                 ann.rebuild(changes.conn)
-            if self._writer:
-                ann.save(changes.seq)
+        # Its record can claim a sequence the graph does not hold (two writers once raced
+        # past each other, issue 31): the graph is compared with SQLite's vectors whatever
+        # its record says, and rebuilt when they differ.
+        (count,) = changes.conn.execute("SELECT count(*) FROM vectors").fetchone()
+        if len(ann) != count:
+            log.warning(
+                "store %s: the vector graph holds %d vectors, SQLite %d; rebuilding it",
+                self._path,
+                len(ann),
+                count,
+            )
+            ann.rebuild(changes.conn)
+        if self._writer and ann.seq != changes.seq:
+            ann.save(changes.seq)
         return ann
 
     def apply(self, written: Written) -> None:

@@ -484,3 +484,32 @@ def test_a_close_failure_does_not_hide_the_error_that_left_the_block(
     with pytest.raises(KeyError, match="the real problem"), store:
         raise KeyError("the real problem")
     assert "saving the vector index failed" in caplog.text
+
+
+def test_a_vector_graph_missing_vectors_is_rebuilt_whatever_its_record_says(
+    tmp_path: Path,
+) -> None:
+    from usearch.index import Index
+
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", vector_index="ann") as store:
+        store.upsert(docs(20))
+        store.upsert([Document(id="ja", title="天気", text="東京の天気は晴れ。大阪は雨が降る。")])
+    graph = path / "vectors.usearch"
+    # What a lost race left (issue 31): a graph whose record claims the store's last
+    # sequence but that lacks some vectors, the Japanese document's among them.
+    with sqlite3.connect(path / "sift.db") as conn:
+        rows = conn.execute("SELECT id, v FROM vectors ORDER BY id").fetchall()
+    kept = rows[: len(rows) // 2]
+    partial = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype="bf16", connectivity=12)
+    partial.add(
+        np.array([r[0] for r in kept], dtype=np.uint64),
+        np.frombuffer(b"".join(r[1] for r in kept), np.float32).reshape(len(kept), -1),
+    )
+    partial.save(str(graph))
+    with SqliteCorpus(path) as store:
+        assert store.stats().extra["vector_chunks"] == len(rows)
+        assert store.search("東京の天気", k=1, mode="dense")[0].chunk.doc_id == "ja"
+        assert store.search("Uniqued19word", k=1, mode="dense")[0].chunk.doc_id == "d19"
+    # Saved whole again: the next open finds nothing to rebuild.
+    assert Index.metadata(str(graph))["count_present"] == len(rows)
