@@ -70,6 +70,10 @@ def _join(
     turn = episode.turn
     observations = observe(episode, planned, outcomes, counter, reranker)
     last = tool_messages(episode, observations, counter)
+    if episode.notice is not None:
+        if last is not None:
+            episode.append_text(last, episode.notice, counter)
+        episode.notice = None
     for obs in observations:
         if obs.added:
             emit(
@@ -103,8 +107,15 @@ def _join(
 
     # Budget: never crossed. Keep room for what is still to be written this turn
     # (usage marker, harness-prune note, over-budget message and their framing).
+    # The over-budget notice has two wordings (below and past rejection): room for the longer.
+    notice = max(
+        counter.count(
+            text.over_budget_message(used, limits.threshold_tokens, limits.rejection_tokens)
+        )
+        for used in (limits.threshold_tokens, limits.budget_tokens)
+    )
     reserve = (
-        counter.count(text.over_budget_message(limits.budget_tokens, limits.threshold_tokens))
+        notice
         + counter.count(text.harness_pruned(limits.budget_tokens))
         + 2 * limits.message_overhead_tokens
         + limits.reserve_slack_tokens
@@ -132,7 +143,7 @@ def _join(
     over = total > threshold
     if over:
         total += (
-            counter.count(text.over_budget_message(total, threshold))
+            counter.count(text.over_budget_message(total, threshold, limits.rejection_tokens))
             + limits.message_overhead_tokens
             + 1
         )
@@ -142,7 +153,7 @@ def _join(
     if over:
         tier = "rejecting" if total >= limits.rejection_tokens else "over_threshold"
         episode.over_budget_entry = episode.add_entry(
-            "user", [text.over_budget_message(total, threshold)], counter
+            "user", [text.over_budget_message(total, threshold, limits.rejection_tokens)], counter
         )
         note = note or f"over the threshold ({tier})"
     episode.note_peak()
