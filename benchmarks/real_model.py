@@ -649,6 +649,11 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "",
         "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --fixtures",
         "",
+        "Where things stand: "
+        f"{sum(len(by_system.get(x, [])) for x in ('chat', 'ollama'))} model episodes of the "
+        f"{2 * (args.hotpotqa + args.jsquad)} asked for have run (each 3-7 min on this busy "
+        "box); the rest did not fit in the session and resume with the command above.",
+        "",
         f"## Summary on the {len(common)} questions every system finished",
         "",
         "| system | set | episodes | all gold in top 10 | stopped (final/max_turns/budget/"
