@@ -178,6 +178,11 @@ class Decision(BaseModel):
     final_from_thinking: bool = False
     # A policy-level failure (unparseable reply, ...); repeated ones end the episode.
     error: str | None = None
+    # The server stopped the reply at its token limit (finish_reason / done_reason
+    # "length"): never a final answer; the harness tells the model after its calls run.
+    cut_off: bool = False
+    # How many of `tool_calls` the model wrote in its text rather than as structured calls.
+    calls_from_text: int = 0
 
 
 class FoundBy(BaseModel):

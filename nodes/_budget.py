@@ -93,6 +93,10 @@ def _observe_turn(
     call added and pruned."""
     observations = observe(episode, episode.planned, outcomes, services.counter, services.reranker)
     last = tool_messages(episode, observations, services.counter)
+    if episode.notice is not None:
+        if last is not None:
+            episode.append_text(last, episode.notice, services.counter)
+        episode.notice = None
     turn = episode.turn
     for obs in observations:
         if obs.added:
@@ -126,8 +130,15 @@ def _keep_within_budget(
     and their framing), and stops the episode when even that cannot fit. The turn's note,
     or None."""
     counter, limits = services.counter, episode.config
+    # The over-budget notice has two wordings (below and past rejection): room for the longer.
+    notice = max(
+        counter.count(
+            text.over_budget_message(used, limits.threshold_tokens, limits.rejection_tokens)
+        )
+        for used in (limits.threshold_tokens, limits.budget_tokens)
+    )
     reserve = (
-        counter.count(text.over_budget_message(limits.budget_tokens, limits.threshold_tokens))
+        notice
         + counter.count(text.harness_pruned(limits.budget_tokens))
         + 2 * limits.message_overhead_tokens
         + limits.reserve_slack_tokens
@@ -168,7 +179,7 @@ def _mark_usage(
     over = total > threshold
     if over:
         total += (
-            counter.count(text.over_budget_message(total, threshold))
+            counter.count(text.over_budget_message(total, threshold, limits.rejection_tokens))
             + limits.message_overhead_tokens
             + 1
         )
@@ -179,7 +190,7 @@ def _mark_usage(
     if over:
         tier = "rejecting" if total >= limits.rejection_tokens else "over_threshold"
         episode.over_budget_entry = episode.add_entry(
-            "user", [text.over_budget_message(total, threshold)], counter
+            "user", [text.over_budget_message(total, threshold, limits.rejection_tokens)], counter
         )
         note = f"over the threshold ({tier})"
     episode.note_peak()

@@ -50,6 +50,10 @@ def plan_calls(episode: Episode, calls: list[ToolCall]) -> list[PlannedCall]:
     for index, call in enumerate(calls):
         item = PlannedCall(index=index, call=call)
         planned.append(item)
+        if call.name == llm.UNREADABLE:
+            text = str(call.arguments.get(llm.UNPARSED_KEY, ""))
+            item.error, item.failure = llm.unreadable_call(text), "invalid"
+            continue
         if call.name == llm.MULTI_TOOL:
             # A batch the policy could not read, sent beside readable calls.
             item.error, item.failure = f"Error: {llm.invalid_batch(call.arguments)}", "invalid"

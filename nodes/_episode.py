@@ -137,6 +137,9 @@ class Episode(BaseModel):
     error: str | None = None
     flags: list[str] = Field(default_factory=list)
     turn_started: float = 0.0  # wall-clock epoch
+    # What the harness tells the model after this turn's observations (a reply cut off
+    # by the token limit), appended to the last tool message by the budget node.
+    notice: str | None = None
     # Index in `entries` of the latest over-budget notice.
     over_budget_entry: int | None = None
     # The calls of the current turn, checked (between policy and budget).

@@ -33,9 +33,22 @@ def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
 
     Two orders are fused by reciprocal rank: the order in which the episode surfaced the
     chunks (turn, then call, then the tool's own rank) and the reranker's relevance to the
-    question. Pruned chunks are left out unless every chunk was pruned.
+    question. Only the chunks still in the context count (the outcome is never worse than
+    what the context holds); when the budget pruned every one, those it pruned, never
+    the ones the policy pruned.
     """
-    candidates = episode.live_chunk_ids() or list(episode.seen)
+    candidates = episode.live_chunk_ids()
+    if not candidates:
+        # Nothing is left in the context: the budget pruned it all. What the harness
+        # pruned still beats nothing; what the model pruned it judged worthless.
+        by_model = {
+            chunk_id
+            for turn in episode.trace
+            for call in turn.calls
+            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness"
+            for chunk_id in call.pruned
+        }
+        candidates = [c for c in episode.seen if c not in by_model]
     if not candidates:
         return []
     scores = reranker.rerank(episode.question, [episode.seen[c].chunk for c in candidates])
@@ -54,19 +67,29 @@ def _expand_final(episode: Episode, final: list[FinalDocument]) -> list[tuple[st
         by_doc.setdefault(seen.chunk.doc_id, []).append(chunk_id)
     picked: list[tuple[str, FinalDocument]] = []
     unknown: list[str] = []
+    pruned: list[str] = []
     for item in final:
         wanted = item.id.strip()
         if wanted in episode.seen:
+            if episode.seen[wanted].pruned:
+                # The model pruned it (or the budget did): a list naming it is not taken
+                # as is.
+                pruned.append(wanted)
+                continue
             picked.append((wanted, item))
         elif wanted in by_doc:
             # A document id stands for its surfaced chunks, unpruned first, in doc order.
             ids = sorted(by_doc[wanted], key=lambda c: episode.seen[c].chunk.index)
-            ids.sort(key=lambda c: episode.seen[c].pruned)
-            picked += [(c, item) for c in ids]
+            live = [c for c in ids if not episode.seen[c].pruned]
+            if not live:
+                pruned.append(wanted)
+            picked += [(c, item) for c in live]
         else:
             unknown.append(wanted)
     if unknown:
         episode.flags.append(f"final_ids_not_surfaced:{','.join(unknown[:20])}")
+    if pruned:
+        episode.flags.append(f"final_ids_pruned:{','.join(pruned[:20])}")
     return picked
 
 

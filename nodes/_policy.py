@@ -123,6 +123,8 @@ async def _decide(
         for i, call in enumerate(decision.tool_calls)
     ]
     episode.add_entry("assistant", said, counter, thinking=decision.thinking, tool_calls=calls)
+    if decision.cut_off:
+        episode.notice = llm.cut_off_notice(decision.completion_tokens)
     planned = plan_calls(episode, calls)
     for item in planned:
         emit(

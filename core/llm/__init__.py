@@ -12,8 +12,8 @@ model, so that they say the same thing:
   so they change only on purpose;
 - reading replies: `expand_calls` (names normalised, arguments repaired, `multi_tool_use`
   expanded), `group_batches` (its inverse, for re-sending the transcript),
-  `calls_in_content`, `first_json_value`, `infer_tool_name`, `parse_final` and
-  `build_decision` (a reply as a `sift.Decision`).
+  `read_text_calls` (every call written in a reply's text), `first_json_value`,
+  `infer_tool_name`, `parse_final` and `build_decision` (a reply as a `sift.Decision`).
 
 Provider adapters (sift.integrations.ollama, sift.integrations.langchain) translate
 messages to their wire shapes and use these names only.
@@ -23,11 +23,14 @@ from __future__ import annotations
 
 from sift.llm._calls import (
     UNPARSED_KEY,
+    UNREADABLE,
+    TextCalls,
     calls_in_content,
     expand_calls,
     group_batches,
     infer_tool_name,
     normalise_name,
+    read_text_calls,
 )
 from sift.llm._decision import build_decision
 from sift.llm._final import parse_final
@@ -38,15 +41,19 @@ from sift.llm._observations import (
     block,
     budget_too_tight,
     call_header,
+    cut_off_error,
+    cut_off_notice,
     harness_pruned,
     invalid_batch,
     invalid_call,
+    no_calls_error,
     over_budget_message,
     policy_error_message,
     read_note,
     rejected,
     unknown_prune_ids,
     unknown_tool,
+    unreadable_call,
     usage_marker,
 )
 from sift.llm._prompt import task_prompt
@@ -60,12 +67,16 @@ __all__ = [
     "PRUNED",
     "TOOL_NAMES",
     "UNPARSED_KEY",
+    "UNREADABLE",
+    "TextCalls",
     "ToolName",
     "block",
     "budget_too_tight",
     "build_decision",
     "call_header",
     "calls_in_content",
+    "cut_off_error",
+    "cut_off_notice",
     "expand_calls",
     "first_json_value",
     "group_batches",
@@ -73,15 +84,18 @@ __all__ = [
     "infer_tool_name",
     "invalid_batch",
     "invalid_call",
+    "no_calls_error",
     "normalise_name",
     "over_budget_message",
     "parse_final",
     "policy_error_message",
     "read_note",
+    "read_text_calls",
     "rejected",
     "task_prompt",
     "tool_schemas",
     "unknown_prune_ids",
     "unknown_tool",
+    "unreadable_call",
     "usage_marker",
 ]

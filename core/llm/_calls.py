@@ -16,24 +16,31 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from sift.llm._json import first_json_value
+from sift.llm._json import balanced_end, first_json_value
 from sift.llm._tools import ARGUMENT_OF, MULTI_TOOL, TOOL_NAMES
 from sift.types import ToolCall
 
 __all__ = [
     "UNPARSED_KEY",
+    "UNREADABLE",
+    "TextCalls",
     "calls_in_content",
     "expand_calls",
     "group_batches",
     "infer_tool_name",
     "normalise_name",
+    "read_text_calls",
 ]
 
 # Key under which arguments that could not be read reach the harness, verbatim, so its
 # error observation can quote them back to the model.
 UNPARSED_KEY = "_unparsed_arguments"
+# Name of a call written as text that could not be read (a fence or tag holding no
+# readable call, or a call cut off mid-way): the harness answers it with an error.
+UNREADABLE = "<unreadable call>"
 
 # Disjoint required keys let us name a call whose name a server's error message lost.
 _KEY_TO_TOOL = {
@@ -187,27 +194,182 @@ def group_batches(calls: Iterable[ToolCall]) -> list[tuple[str, str, dict[str, A
     return groups
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+# What a call written as text may be wrapped in: a Markdown fence (any language tag) or
+# Qwen's own `<tool_call>` tags. Either may be left open when a reply was cut off.
+_OPENER = re.compile(r"```[\w+-]*[ \t]*\n?|<tool_call>", re.IGNORECASE)
+_CLOSER = {"`": "```", "<": "</tool_call>"}
+# A block's text when it reaches an error observation (long enough to recognise it).
+_SHOWN = 300
+
+
+@dataclass
+class TextCalls:
+    """The calls a model wrote in its answer text, in the order written.
+
+    `calls` holds every call found, readable or not: a block that could not be read is a
+    call named `UNREADABLE` whose arguments quote it, so that the harness answers it
+    with an error observation. `prose` is the text outside every call. `open_block` is
+    True when the text ends inside a call (a reply cut off mid-call).
+    """
+
+    calls: list[ToolCall] = field(default_factory=list)
+    prose: str = ""
+    open_block: bool = False
+
+
+def _call_shaped(value: Any) -> bool:
+    """A JSON value that is a call: a name with arguments, a tool's own argument, or a
+    list of those (`multi_tool_use`'s bare array)."""
+    if isinstance(value, list):
+        return bool(value) and all(_call_shaped(item) for item in value)
+    if not isinstance(value, Mapping):
+        return False
+    fn = value.get("function")
+    if isinstance(fn, Mapping):
+        value = fn
+    name = value.get("name", value.get("recipient_name"))
+    if isinstance(name, str) and name.strip():
+        return True
+    return infer_tool_name(value) is not None
+
+
+def _raw_call(value: Any) -> tuple[str, Any]:
+    if isinstance(value, list):
+        return MULTI_TOOL, value
+    fn = value.get("function")
+    if isinstance(fn, Mapping):
+        value = fn
+    name = value.get("name", value.get("recipient_name"))
+    if isinstance(name, str) and name.strip():
+        args = value.get("arguments", value.get("parameters", value.get("args")))
+        if args is None:
+            args = {k: v for k, v in value.items() if k not in {"name", "recipient_name"}}
+        return name, args
+    return infer_tool_name(value) or "", value
+
+
+def _values(body: str) -> tuple[list[Any], list[str]]:
+    """The JSON values written one after another in `body`, and the pieces of it that are
+    not JSON (prose, or a value that does not parse)."""
+    values: list[Any] = []
+    rest: list[str] = []
+    i = 0
+    mark = 0
+    while i < len(body):
+        if body[i] not in "{[":
+            i += 1
+            continue
+        end = balanced_end(body, i)
+        if end is None:
+            rest.append(body[mark:])
+            return values, rest
+        try:
+            value = first_json_value(body[i:end])
+        except ValueError:
+            i += 1
+            continue
+        rest.append(body[mark:i])
+        values.append(value)
+        i = mark = end
+    rest.append(body[mark:])
+    return values, rest
+
+
+def read_text_calls(content: str, *, id_prefix: str) -> TextCalls:
+    """Every call written in a reply's text, in order, whatever the wrapping: fenced
+    blocks (one or several), `<tool_call>` tags, bare JSON objects one after another,
+    with prose before, between or after them; a call inside `multi_tool_use` is
+    expanded. A fence or tag whose body holds no readable call becomes an `UNREADABLE`
+    call quoting it (a fence whose body is not JSON at all, such as a code sample, is
+    prose). Text holding no call yields no call."""
+    out = TextCalls()
+    raw: list[tuple[str, Any]] = []
+    prose: list[str] = []
+    pos = 0
+    while pos < len(content):
+        opener = _OPENER.search(content, pos)
+        bare = _next_bare(content, pos, opener.start() if opener else len(content))
+        if bare is not None:
+            start, end, value = bare
+            prose.append(content[pos:start])
+            raw.append(_raw_call(value))
+            pos = end
+            continue
+        if opener is None:
+            if _opens_call(content[pos:]):
+                # A bare call still open at the end: the reply stopped inside it.
+                out.open_block = True
+                cut = _first_open(content, pos)
+                prose.append(content[pos:cut])
+                raw.append((UNREADABLE, {UNPARSED_KEY: content[cut:][:_SHOWN]}))
+            else:
+                prose.append(content[pos:])
+            break
+        prose.append(content[pos : opener.start()])
+        closer = _CLOSER[opener.group()[0]]
+        close = content.find(closer, opener.end())
+        body = content[opener.end() : close if close >= 0 else len(content)]
+        pos = len(content) if close < 0 else close + len(closer)
+        values, rest = _values(body)
+        calls = [v for v in values if _call_shaped(v)]
+        leftover = "".join(rest).strip()
+        if close < 0:
+            out.open_block = True
+        if calls:
+            raw.extend(_raw_call(v) for v in calls)
+            if close < 0 and _opens_call(leftover):
+                raw.append((UNREADABLE, {UNPARSED_KEY: leftover[:_SHOWN]}))
+        elif opener.group().startswith("<") or (body.lstrip()[:1] in ("{", "[")):
+            # A tag, or a fence that holds JSON-like text, was meant as a call.
+            raw.append((UNREADABLE, {UNPARSED_KEY: body.strip()[:_SHOWN]}))
+        else:
+            prose.append(opener.group() + body + ("" if close < 0 else closer))
+    out.calls = expand_calls(raw, id_prefix=id_prefix)
+    out.prose = _tidy("".join(prose))
+    return out
+
+
+def _next_bare(text: str, pos: int, stop: int) -> tuple[int, int, Any] | None:
+    """The first complete bare JSON call in text[pos:stop], as (start, end, value)."""
+    i = pos
+    while i < stop:
+        if text[i] not in "{[":
+            i += 1
+            continue
+        end = balanced_end(text, i)
+        if end is None or end > stop:
+            return None
+        try:
+            value = first_json_value(text[i:end])
+        except ValueError:
+            i += 1
+            continue
+        if _call_shaped(value):
+            return i, end, value
+        i = end
+    return None
+
+
+_CALL_START = re.compile(
+    r"[{\[]\s*\"(?:name|function|recipient_name|tool_calls|tool_uses|"
+    + "|".join(ARGUMENT_OF.values())
+    + r")\""
+)
+
+
+def _opens_call(text: str) -> bool:
+    return _CALL_START.search(text) is not None
+
+
+def _first_open(text: str, pos: int) -> int:
+    match = _CALL_START.search(text, pos)
+    return match.start() if match else pos
+
+
+def _tidy(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
 def calls_in_content(content: str, *, id_prefix: str) -> list[ToolCall]:
-    """Tool calls a model wrote as its answer text instead of calling (a JSON object or
-    array and nothing else, naming a known tool or shaped like one); else none."""
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    if not text.startswith(("{", "[")):
-        return []
-    try:
-        value = first_json_value(text)
-    except ValueError:
-        return []
-    if isinstance(value, Mapping) and isinstance(value.get("name"), str):
-        name = normalise_name(value["name"])
-        args = value.get("arguments", value.get("parameters", {}))
-    else:
-        name, args = infer_tool_name(value) or "", value
-    if name not in (*TOOL_NAMES, MULTI_TOOL):
-        return []
-    return expand_calls([(name, args)], id_prefix=id_prefix)
+    """The calls a model wrote in its answer text (see `read_text_calls`)."""
+    return read_text_calls(content, id_prefix=id_prefix).calls

@@ -37,16 +37,45 @@ def _documents(text: str) -> list[FinalDocument]:
     return out
 
 
+# A line of a plain list: bullets, numbering, quotes, brackets and commas around ids.
+_LIST_PUNCT = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])?\s*|[\[\]\"'`,;]")
+_FENCE_LINE = re.compile(r"^\s*```\w*\s*$")
+
+
 def _id_list(text: str, known: Iterable[str]) -> list[FinalDocument]:
+    """The ids of a reply that is a plain list of ids the episode has seen.
+
+    Every line that names a seen id must hold nothing but ids (one per line, or several
+    separated by commas, as a JSON array, numbered or bulleted); a line of prose that
+    names one (a plan, a narrative) means the reply is not a list. Lines without any id
+    ("Final list:") are allowed around the list, and a label before it on its line.
+    """
     known_set = set(known)
     if not known_set:
         return []
     out: list[str] = []
-    for token in _ID_TOKEN.findall(text):
-        token = token.strip(".:*#")
-        if token in known_set and token not in out:
-            out.append(token)
+    for line in text.splitlines():
+        if _FENCE_LINE.match(line):
+            continue
+        label, colon, rest = line.partition(":")
+        if colon and not any(t in known_set for t in _ID_TOKEN.findall(label)):
+            # A label before the list on its line ("Relevant: a_0, b_3").
+            line = rest
+        tokens = [t.strip(".:*#") for t in _ID_TOKEN.findall(_LIST_PUNCT.sub(" ", line))]
+        tokens = [t for t in tokens if t]
+        hits = [t for t in tokens if t in known_set]
+        if not hits:
+            continue
+        if len(hits) != len(tokens) and not _only_ids(tokens):
+            return []
+        out += [t for t in hits if t not in out]
     return [FinalDocument(id=i) for i in out]
+
+
+def _only_ids(tokens: list[str]) -> bool:
+    # An id the episode never saw is still an id (it is reported, not a sentence) when
+    # it is written like one: a single word with the `<doc>_<index>` shape.
+    return all(re.fullmatch(r"[\w.:/-]+_\d+", t) for t in tokens)
 
 
 def parse_final(
@@ -54,9 +83,10 @@ def parse_final(
 ) -> tuple[list[FinalDocument] | None, bool]:
     """The final documents of an answer, and whether they came from the thinking text.
 
-    `<Document id=...>` blocks are read from the answer, else from the thinking; a plain
-    list of ids is accepted only for ids the episode has actually seen, so prose is never
-    mistaken for an answer. None when neither holds an answer.
+    `<Document id=...>` blocks are read from the answer, else from the thinking; a reply
+    that is a plain list of ids counts for the ids the episode has actually seen, so prose
+    (a plan or a narrative naming ids) is never mistaken for an answer. None when neither
+    holds an answer.
     """
     known = list(known_ids)
     docs = _documents(content)

@@ -8,14 +8,14 @@ import json
 import re
 from typing import Any
 
-__all__ = ["first_json_value"]
+__all__ = ["balanced_end", "first_json_value"]
 
 _VALID_ESCAPES = set('"\\/bfnrtu')
 
 # --------------------------------------------------------------------------- JSON repair
 
 
-def _balanced_end(text: str, start: int) -> int | None:
+def balanced_end(text: str, start: int) -> int | None:
     """Index just past the JSON value opening at `start`, honouring strings."""
     depth = 0
     in_string = False
@@ -95,7 +95,7 @@ def first_json_value(text: str, *, arrays: bool = True) -> Any:
     for start, c in enumerate(text):
         if c not in openers:
             continue
-        end = _balanced_end(text, start)
+        end = balanced_end(text, start)
         if end is None:
             continue
         try:

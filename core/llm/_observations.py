@@ -17,15 +17,19 @@ __all__ = [
     "block",
     "budget_too_tight",
     "call_header",
+    "cut_off_error",
+    "cut_off_notice",
     "harness_pruned",
     "invalid_batch",
     "invalid_call",
+    "no_calls_error",
     "over_budget_message",
     "policy_error_message",
     "read_note",
     "rejected",
     "unknown_prune_ids",
     "unknown_tool",
+    "unreadable_call",
     "usage_marker",
 ]
 
@@ -41,7 +45,18 @@ def usage_marker(used: int, threshold: int) -> str:
     return f"[Token usage: {used}/{threshold}]"
 
 
-def over_budget_message(used: int, threshold: int) -> str:
+def over_budget_message(used: int, threshold: int, rejection: int | None = None) -> str:
+    """The notice past the threshold. It says what is refused now: below `rejection`
+    every tool still runs (the model is asked to prune); from it on only prune_chunks."""
+    if rejection is not None and used < rejection:
+        return (
+            f"{usage_marker(used, threshold)} OVER BUDGET. The context is over its token "
+            f"threshold; from {rejection} tokens on, search_corpus, grep_corpus and "
+            "read_document will be refused until chunks are pruned. Either prune chunks "
+            "with prune_chunks now (weigh each chunk's tokens against its relevance to the "
+            "question) and continue searching, or, if the documents gathered cover every "
+            "part of the question, conclude with your final list."
+        )
     return (
         f"{usage_marker(used, threshold)} OVER BUDGET. The context is over its token "
         "threshold: search_corpus, grep_corpus and read_document are unavailable until "
@@ -110,4 +125,39 @@ def policy_error_message(error: str) -> str:
     return (
         f"Error: your last reply could not be used: {error}. Call one of the tools "
         f"({', '.join(TOOL_NAMES)}) or conclude with your final list."
+    )
+
+
+def unreadable_call(text: str) -> str:
+    """The error observation of a call written as text that could not be read."""
+    return (
+        f"Error: this call could not be read and did not run: {text!r}. Write each call as "
+        'a JSON object {"name": <tool>, "arguments": {...}}.'
+    )
+
+
+def cut_off_notice(tokens: int | None) -> str:
+    """Told after the calls of a reply the server cut off at its token limit ran."""
+    at = f" at {tokens} tokens" if tokens else ""
+    return (
+        f"[Your last reply was cut off{at} by the token limit: only the calls written in "
+        "full ran. Write fewer, shorter calls per reply, and do not repeat earlier calls.]"
+    )
+
+
+def cut_off_error(tokens: int | None, hint: str | None = None) -> str:
+    """The policy error of a reply cut off before any call was written in full."""
+    at = f" at {tokens} tokens" if tokens else ""
+    more = f" ({hint})" if hint else ""
+    return f"the reply was cut off{at} by the token limit before any complete call{more}"
+
+
+def no_calls_error(has_text: bool) -> str:
+    """The policy error of a reply that holds neither a call nor a final list."""
+    if not has_text:
+        return "the reply held neither a tool call nor a final list"
+    return (
+        "the reply held neither a tool call nor a final list (a final list is "
+        "<Document id=CHUNK_ID><Justification>...</Justification></Document> blocks and "
+        "nothing else)"
     )

@@ -151,4 +151,14 @@ class ChatModelPolicy:
             view=view,
             prompt_tokens=usage["input_tokens"] if usage else None,
             completion_tokens=usage["output_tokens"] if usage else None,
+            cut_off=_cut_off(reply),
         )
+
+
+def _cut_off(reply: AIMessage) -> bool:
+    """Whether the server stopped the reply at its token limit: OpenAI-compatible
+    servers say `finish_reason: length`, Anthropic `stop_reason: max_tokens`, Ollama
+    (through ChatOllama) `done_reason: length`."""
+    meta = reply.response_metadata or {}
+    reason = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
+    return reason in {"length", "max_tokens"}

@@ -300,6 +300,7 @@ class OllamaPolicy:
             view=view,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
+            cut_off=reply.done_reason == "length",
             truncated_hint=hint,
         )
 

@@ -203,11 +203,19 @@ def test_calls_written_as_the_answer_text_are_run(content, expected):
 @pytest.mark.parametrize(
     "content",
     [
-        'The answer is {"query": "a"} I think',  # prose around it: not a call
-        '{"name": "web_search", "arguments": {}}',  # no such tool
         '{"title": "x"}',  # nothing tool-shaped
         "<Document id=a_0>",
+        "The answer is [1, 2] I think",
     ],
 )
 def test_text_that_is_not_a_call_stays_text(content):
     assert calls_in_content(content, id_prefix="t") == []
+
+
+def test_prose_around_a_call_and_an_unknown_tool_are_still_calls():
+    # Issue 27: a real model writes prose around its calls; an unknown tool written as a
+    # call is answered with an error observation rather than dropped.
+    calls = calls_in_content('The answer is {"query": "a"} I think', id_prefix="t")
+    assert [(c.name, c.arguments) for c in calls] == [("search_corpus", {"query": "a"})]
+    (unknown,) = calls_in_content('{"name": "web_search", "arguments": {}}', id_prefix="t")
+    assert unknown.name == "web_search"

@@ -50,8 +50,14 @@ async def test_threshold_then_rejection_then_prune_reopens_the_tools(corpus, run
     assert message.role == "user"
     shown = re.match(r"\[Token usage: (\d+)/600\] OVER BUDGET\. ", message.content)
     assert shown and abs(int(shown.group(1)) - over[0].tokens_used) <= 1
-    assert "search_corpus, grep_corpus and read_document are unavailable" in message.content
+    # Below the rejection level every tool still runs, and the notice says so (issue 27).
+    refusal = "from 1000 tokens on, search_corpus, grep_corpus and read_document will be refused"
+    assert refusal in message.content
+    assert "unavailable" not in message.content
     assert "prune" in message.content and "conclude" in message.content
+    past = [v for v in policy.views if v.tokens_used >= 1000]
+    if past and past[0].messages[-1].role == "user":
+        assert "read_document are unavailable until" in past[0].messages[-1].content
 
     rejected = [
         (v.turn, t)

@@ -1,0 +1,300 @@
+"""A real model's replies, replayed (issue 27, item 2).
+
+benchmarks/real_model.py ran Qwen2.5-Coder-1.5B-Instruct (llama.cpp's llama-server) through
+both model policies and recorded every reply exactly: text, structured calls, finish
+reason, completion tokens (tests/fixtures/real_model/replies.json), with the passages its
+episodes surfaced (passages.jsonl, HotpotQA and JSQuAD dev data, CC BY-SA 4.0). Here each
+recorded episode runs again through the real graph over a real SQLite store of those
+passages, with no model present:
+- ChatModelPolicy: the real ChatOpenAI against a loopback server speaking OpenAI's
+  /v1/chat/completions (as llama-server does), answering with the recorded replies;
+- OllamaPolicy: against the shipped loopback Ollama, answering with the same replies in
+  Ollama's shape (finish reason `length` as `done_reason: length`).
+Asserted for every episode: every call the model wrote ran or was answered with an error
+(none dropped), a cut-off reply was never the final answer and the model was told, the
+transcript sent back holds each call once and never the raw text of calls, and the
+evidence never holds a chunk the model pruned.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_openai import ChatOpenAI
+
+from sift.graphs import HarnessConfig, asearch
+from sift.integrations.langchain import ChatModelPolicy
+from sift.integrations.ollama import OllamaPolicy
+from sift.integrations.ollama.testing import FakeOllama, Reply
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.llm import read_text_calls
+from sift.types import Document, SearchResult
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
+# The benchmark's budget, so the replayed episodes meet the same tiers.
+CONFIG = HarnessConfig(
+    max_turns=4, threshold_tokens=3000, rejection_tokens=4000, budget_tokens=4500
+)
+
+
+def load_episodes() -> list[dict[str, Any]]:
+    return json.loads((FIXTURES / "replies.json").read_text(encoding="utf-8"))
+
+
+EPISODES = load_episodes()
+
+
+class OpenAIReplay:
+    """A loopback server speaking /v1/chat/completions, answering each request with the
+    next recorded reply (as llama-server sent it) and keeping every request body."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = deque(replies)
+        self.requests: list[dict[str, Any]] = []
+        replay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                replay.requests.append(body)
+                if not replay.replies:
+                    self._send(500, {"error": {"message": "no recorded reply left"}})
+                    return
+                self._send(200, replay.answer(body, replay.replies.popleft()))
+
+            def _send(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def answer(self, body: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": recorded["content"]}
+        if recorded["tool_calls"]:
+            message["tool_calls"] = [
+                {"id": f"call_{len(self.requests)}_{n}", "type": "function", "function": c}
+                for n, c in enumerate(recorded["tool_calls"])
+            ]
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": recorded["finish_reason"]}
+            ],
+            # The prompt is this replay's own (its store is smaller than the real run's),
+            # so its size is counted here; the completion is the recorded one.
+            "usage": {
+                "prompt_tokens": prompt_tokens(body),
+                "completion_tokens": recorded["completion_tokens"],
+                "total_tokens": prompt_tokens(body) + recorded["completion_tokens"],
+            },
+        }
+
+    def __enter__(self) -> OpenAIReplay:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    return max(1, len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 3)
+
+
+def as_ollama(recorded: dict[str, Any]) -> Reply:
+    calls = []
+    for c in recorded["tool_calls"]:
+        try:
+            arguments: Any = json.loads(c["arguments"])
+        except ValueError:
+            arguments = c["arguments"]
+        calls.append((c["name"], arguments))
+    return Reply(
+        content=recorded["content"],
+        tool_calls=calls,
+        eval_count=recorded["completion_tokens"],
+        done_reason="length" if recorded["finish_reason"] == "length" else "stop",
+    )
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> dict[str, SqliteCorpus]:
+    rows = [
+        json.loads(line)
+        for line in (FIXTURES / "passages.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    out = {}
+    for name in ("hotpotqa", "jsquad"):
+        store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
+        docs = [
+            Document(id=r["id"], title=r["title"], text=r["text"])
+            for r in rows
+            if r["id"].startswith(f"{name}-")
+        ]
+        assert not store.upsert(docs).failed
+        out[name] = store
+    yield out
+    for store in out.values():
+        store.close()
+
+
+def written_calls(recorded: dict[str, Any]) -> int:
+    return len(recorded["tool_calls"]) + len(
+        read_text_calls(recorded["content"], id_prefix="r").calls
+    )
+
+
+def model_pruned(result: SearchResult) -> set[str]:
+    return {
+        cid
+        for turn in result.trace
+        for call in turn.calls
+        if call.tool == "prune_chunks" and call.arguments.get("by") != "harness"
+        for cid in call.pruned
+    }
+
+
+def check_episode(
+    episode: dict[str, Any], result: SearchResult, sent: list[list[dict[str, Any]]]
+) -> None:
+    """What must hold for every replayed episode, whatever the policy.
+
+    `sent` is the transcript of each request, as (role, content, call count) dicts."""
+    replies = episode["replies"][: len(sent)]
+    assert sent, "the policy never asked the model"
+    # The replies drive the episode as they did in the real run.
+    assert len(sent) == len(episode["replies"])
+    assert result.stopped_because == episode["stopped_because"]
+    # Every call written ran or was answered: the trace holds one entry per call of each
+    # turn that ran tools (a multi_tool_use batch counts its calls).
+    traced = [
+        [c for c in turn.calls if c.arguments.get("by") != "harness"]
+        for turn in result.trace
+        if turn.calls
+    ]
+    with_calls = [r for r in replies if written_calls(r)]
+    assert len(traced) <= len(with_calls)
+    for turn_calls, recorded in zip(traced, with_calls, strict=False):
+        assert len(turn_calls) >= written_calls(recorded) or any(
+            c.tool == "multi_tool_use" for c in turn_calls
+        )
+    # A cut-off reply is never the final answer, and the model is told after its calls.
+    for n, recorded in enumerate(replies):
+        if recorded["finish_reason"] == "length":
+            assert not (
+                result.stopped_because == "final" and n == len(replies) - 1 == len(sent) - 1
+            )
+            later = [m for request in sent[n + 1 :] for m in request]
+            if later and written_calls(recorded):
+                tokens = recorded["completion_tokens"]
+                assert any(f"cut off at {tokens} tokens" in m["content"] for m in later)
+    # The transcript sent back holds each call once, as a call, never its raw text.
+    for request in sent[1:]:
+        for m in request:
+            if m["role"] == "assistant":
+                assert '"arguments"' not in m["content"], m["content"][:200]
+                assert "<tool_call>" not in m["content"]
+    # The evidence never holds a chunk the model pruned.
+    pruned = model_pruned(result)
+    assert not [e.chunk_id for e in result.evidence if e.chunk_id in pruned]
+
+
+def _ids(kind: str) -> list[str]:
+    return [f"{e['set']}-{e['question_id']}" for e in EPISODES if e["system"] == kind]
+
+
+@pytest.mark.parametrize(
+    "episode",
+    [e for e in EPISODES if e["system"] == "chat"],
+    ids=_ids("chat"),
+)
+async def test_recorded_replies_through_chat_model_policy(episode, stores):
+    with OpenAIReplay(episode["replies"]) as server:
+        model = ChatOpenAI(
+            base_url=server.base,
+            api_key="not-needed",
+            model="qwen2.5-coder",
+            temperature=0,
+            max_retries=0,
+            timeout=60,
+        )
+        result = await asearch(
+            episode["question"],
+            stores[episode["set"]],
+            policy=ChatModelPolicy(model),
+            config=CONFIG,
+        )
+    sent = [
+        [{"role": m["role"], "content": _text(m.get("content"))} for m in body["messages"]]
+        for body in server.requests
+    ]
+    assert len(server.requests) <= len(episode["replies"])
+    check_episode(episode, result, sent)
+
+
+@pytest.mark.parametrize(
+    "episode",
+    [e for e in EPISODES if e["system"] == "ollama"],
+    ids=_ids("ollama"),
+)
+async def test_recorded_replies_through_the_ollama_policy(episode, stores):
+    with FakeOllama(
+        models=["qwen2.5-coder:1.5b"], family="qwen2", capabilities=["completion", "tools"]
+    ) as fake:
+        fake.script(*(as_ollama(r) for r in episode["replies"]))
+        async with OllamaPolicy(
+            "qwen2.5-coder:1.5b",
+            host=fake.host,
+            stream=False,
+            retries=0,
+            timeout=60.0,
+            num_predict=512,
+        ) as policy:
+            result = await asearch(
+                episode["question"], stores[episode["set"]], policy=policy, config=CONFIG
+            )
+    bodies = fake.chat_requests()
+    assert len(bodies) <= len(episode["replies"])
+    sent = [
+        [{"role": m["role"], "content": m.get("content") or ""} for m in body["messages"]]
+        for body in bodies
+    ]
+    check_episode(episode, result, sent)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or () if isinstance(b, dict))
+
+
+def test_the_recording_holds_the_shapes_that_broke_the_harness():
+    """The fixtures are the real run's replies, through both policies: the model wrote
+    its calls as text (never a structured call), which the harness must read."""
+    replies = [r for e in EPISODES for r in e["replies"]]
+    assert {e["system"] for e in EPISODES} == {"chat", "ollama"}
+    in_text = [r for r in replies if not r["tool_calls"] and written_calls(r)]
+    assert in_text, "no reply with calls written as text"
+    assert all(r["finish_reason"] in {"stop", "length", "tool_calls"} for r in replies)
+    assert all(isinstance(r["completion_tokens"], int) for r in replies)
