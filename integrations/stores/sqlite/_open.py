@@ -174,7 +174,9 @@ def begin_write(state: State) -> Derived:
             state.derived.discard()
             state.derived = None
         state.seq = seq
-        _open_derived(state)
+        # The lock stays held: released here, another writer could take it before
+        # tantivy's lock below, and be refused by tantivy without being told who writes.
+        _open_derived(state, keep_lock=True)
         if not state.derived_writable:
             raise CorpusError(
                 f"store {state.path}: its derived indexes cannot be written (see the log); "
@@ -185,7 +187,7 @@ def begin_write(state: State) -> Derived:
     return derived
 
 
-def _open_derived(state: State) -> None:
+def _open_derived(state: State, *, keep_lock: bool = False) -> None:
     """Opens the derived indexes, to be written when this process can take the writer
     lock now, else for reading (another process writes). Indexes whose files cannot be
     written (a full disk) are opened for reading, behind SQLite, and that is logged:
@@ -226,7 +228,7 @@ def _open_derived(state: State) -> None:
         state.writer_lock.release()
         derived, writable = opened(False), False
     state.derived, state.derived_writable = derived, writable
-    if writable and not derived.lexical.writing:
+    if writable and not keep_lock and not derived.lexical.writing:
         # Nothing was written: an idle process (a server that has only searched) does
         # not keep other writers out. Its first write takes the lock again.
         state.writer_lock.release()
