@@ -379,26 +379,39 @@ def test_store_switches_to_ann_past_the_threshold_and_keeps_it(tmp_path: Path) -
         assert store.stats().extra["vector_chunks"] == 64
 
 
+def _ann_store(path: Path) -> tuple[Path, list[tuple[int, bytes]]]:
+    """A store on its vector graph, English and Japanese; the graph's file and SQLite's
+    vector rows."""
+    with SqliteCorpus(path, embedder="hash", vector_index="ann") as store:
+        store.upsert(docs(20))
+        store.upsert([Document(id="ja", title="天気", text="東京の天気は晴れ。大阪は雨が降る。")])
+    with sqlite3.connect(path / "sift.db") as conn:
+        rows = conn.execute("SELECT id, v FROM vectors ORDER BY id").fetchall()
+    return path / "vectors.usearch", rows
+
+
+def _save_graph(graph: Path, rows: list[tuple[int, bytes]], dtype: str) -> None:
+    """Writes a graph of `rows` over the store's, leaving its record as it is."""
+    from usearch.index import Index
+
+    index = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype=dtype, connectivity=12)
+    index.add(
+        np.array([r[0] for r in rows], dtype=np.uint64),
+        np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1),
+    )
+    index.save(str(graph))
+
+
 def test_a_float16_graph_from_an_older_sift_is_kept_and_new_graphs_are_bfloat16(
     tmp_path: Path,
 ) -> None:
     from usearch.index import Index, ScalarKind
 
     path = tmp_path / "s"
-    with SqliteCorpus(path, embedder="hash", vector_index="ann") as store:
-        store.upsert(docs(20))
-        store.upsert([Document(id="ja", title="天気", text="東京の天気は晴れ。大阪は雨が降る。")])
-    graph = path / "vectors.usearch"
+    graph, rows = _ann_store(path)
     assert Index.metadata(str(graph))["kind_scalar"] == ScalarKind.BF16
     # What sift saved before it switched to bfloat16: the same vectors, as float16.
-    with sqlite3.connect(path / "sift.db") as conn:
-        rows = conn.execute("SELECT id, v FROM vectors ORDER BY id").fetchall()
-    old = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype="f16", connectivity=12)
-    old.add(
-        np.array([r[0] for r in rows], dtype=np.uint64),
-        np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1),
-    )
-    old.save(str(graph))
+    _save_graph(graph, rows, "f16")
     with SqliteCorpus(path) as store:
         assert store.stats().extra["vector_index"] == "ann"
         assert store.search("東京の天気", k=1, mode="dense")[0].chunk.doc_id == "ja"
@@ -492,21 +505,10 @@ def test_a_vector_graph_missing_vectors_is_rebuilt_whatever_its_record_says(
     from usearch.index import Index
 
     path = tmp_path / "s"
-    with SqliteCorpus(path, embedder="hash", vector_index="ann") as store:
-        store.upsert(docs(20))
-        store.upsert([Document(id="ja", title="天気", text="東京の天気は晴れ。大阪は雨が降る。")])
-    graph = path / "vectors.usearch"
+    graph, rows = _ann_store(path)
     # What a lost race left (issue 31): a graph whose record claims the store's last
     # sequence but that lacks some vectors, the Japanese document's among them.
-    with sqlite3.connect(path / "sift.db") as conn:
-        rows = conn.execute("SELECT id, v FROM vectors ORDER BY id").fetchall()
-    kept = rows[: len(rows) // 2]
-    partial = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype="bf16", connectivity=12)
-    partial.add(
-        np.array([r[0] for r in kept], dtype=np.uint64),
-        np.frombuffer(b"".join(r[1] for r in kept), np.float32).reshape(len(kept), -1),
-    )
-    partial.save(str(graph))
+    _save_graph(graph, rows[: len(rows) // 2], "bf16")
     with SqliteCorpus(path) as store:
         assert store.stats().extra["vector_chunks"] == len(rows)
         assert store.search("東京の天気", k=1, mode="dense")[0].chunk.doc_id == "ja"
