@@ -9,10 +9,10 @@ alternating the two in fresh interpreters, round after round.
 Each run is a fresh interpreter that ingests one corpus (../shared/benchmarks) into a new
 embedded store with the static embedder, the documents made before the clock starts,
 then asks the corpus's questions (up to `--queries`, after 10 to warm up) in each search
-mode. "before" runs with the other checkout's `sift` first on PYTHONPATH (as
-ingest_ab.py does), and each run says which `sift` it imported, so the two sides cannot
-be the same code. The machine is shared and its load moves a run by tens of percent, so
-only the means of alternated rounds are compared.
+mode. "before" runs with the other checkout's `sift` first on PYTHONPATH, and each run
+says which `sift` it imported, so the two sides cannot be the same code. The machine is
+shared and its load moves a run by tens of percent, so only the means of alternated
+rounds are compared.
 """
 
 from __future__ import annotations

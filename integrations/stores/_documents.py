@@ -135,7 +135,7 @@ def chunk_and_embed(items: Sequence[Item], embedder: Embedder, *, chunk_tokens: 
 
     The content hash is made here, not by the store's writer: it is mostly the JSON
     encoding of the text, and here it runs beside the writer (in the ingest's thread)
-    instead of on its critical path (benchmarks/results/ingest_profile.md)."""
+    instead of on its critical path (docs/decisions/0006-grep-signatures-in-c.md)."""
     chunked: list[tuple[int, list[Span]]] = []
     failed: list[tuple[str, str]] = []
     hashes: list[str] = []
