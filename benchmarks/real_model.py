@@ -651,7 +651,7 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "",
         "Where things stand: "
         f"{sum(len(by_system.get(x, [])) for x in ('chat', 'ollama'))} model episodes of the "
-        f"{2 * (args.hotpotqa + args.jsquad)} asked for have run (each 3-7 min on this busy "
+        f"{2 * (args.hotpotqa + args.jsquad)} asked for have run (1-7 min each on this shared "
         "box); the rest did not fit in the session and resume with the command above.",
         "",
         f"## Summary on the {len(common)} questions every system finished",
