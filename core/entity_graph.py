@@ -11,6 +11,7 @@ and the entities it reaches (bridge names for a next hop). Every number is a fie
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from pydantic import Field
@@ -75,29 +76,15 @@ class EntityGraphConfig(BaseSettings):
     title_edge_weight: float = Field(default=10.0, ge=0.0)
 
     def limits(self) -> EntityLimits:
-        return EntityLimits(
-            min_span_chars=self.min_span_chars,
-            max_span_words=self.max_span_words,
-            quote_min_chars=self.quote_min_chars,
-            quote_max_chars=self.quote_max_chars,
-            number_min_digits=self.number_min_digits,
-            number_max_digits=self.number_max_digits,
-            cjk_min_chars=self.cjk_min_chars,
-            cjk_max_chars=self.cjk_max_chars,
-            max_mentions=self.max_mentions,
-        )
+        return EntityLimits(**self.model_dump(include=_field_names(EntityLimits)))
 
     def walk_limits(self) -> WalkLimits:
-        return WalkLimits(
-            steps=self.steps,
-            restart=self.restart,
-            max_df_share=self.max_df_share,
-            max_df_floor=self.max_df_floor,
-            chunk_seed_weight=self.chunk_seed_weight,
-            frontier=self.frontier,
-            top_entities=self.top_entities,
-            title_edge_weight=self.title_edge_weight,
-        )
+        return WalkLimits(**self.model_dump(include=_field_names(WalkLimits)))
+
+
+def _field_names(limits: type[EntityLimits] | type[WalkLimits]) -> set[str]:
+    # The limits are this configuration's fields of the same names: one list of them.
+    return {field.name for field in dataclasses.fields(limits)}
 
 
 def passage_entities(title: str, text: str, limits: EntityLimits | None = None) -> list[str]:

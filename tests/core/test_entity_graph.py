@@ -8,6 +8,8 @@ import pytest
 from sift.entity_graph import (
     EntityGraph,
     EntityGraphConfig,
+    EntityLimits,
+    WalkLimits,
     build_graph,
     entity_key,
     passage_entities,
@@ -221,3 +223,13 @@ def test_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.walk_limits().restart == 0.5
     with pytest.raises(ValueError, match="restart"):
         EntityGraphConfig(restart=1.5)
+
+
+def test_the_configuration_defaults_are_the_limits_defaults() -> None:
+    # A walk or extraction given no limits uses the dataclasses' defaults: they must be
+    # the configuration's, so that "no configuration" and "the default one" agree.
+    config = EntityGraphConfig()
+    assert config.limits() == EntityLimits()
+    assert config.walk_limits() == WalkLimits()
+    assert EntityGraphConfig(cjk_max_chars=5, frontier=7).limits().cjk_max_chars == 5
+    assert EntityGraphConfig(cjk_max_chars=5, frontier=7).walk_limits().frontier == 7
