@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,29 +248,36 @@ def _raw_call(value: Any) -> tuple[str, Any]:
     return infer_tool_name(value) or "", value
 
 
+def _json_spans(text: str, pos: int, stop: int) -> Iterator[tuple[int, int, Any]]:
+    """(start, end, value) of each complete JSON value written in text[pos:stop], in
+    order; a `{` or `[` that does not parse is passed over; ends at a value left open."""
+    i = pos
+    while i < stop:
+        if text[i] not in "{[":
+            i += 1
+            continue
+        end = balanced_end(text, i)
+        if end is None or end > stop:
+            return
+        try:
+            value = first_json_value(text[i:end])
+        except ValueError:
+            i += 1
+            continue
+        yield i, end, value
+        i = end
+
+
 def _values(body: str) -> tuple[list[Any], list[str]]:
     """The JSON values written one after another in `body`, and the pieces of it that are
     not JSON (prose, or a value that does not parse)."""
     values: list[Any] = []
     rest: list[str] = []
-    i = 0
     mark = 0
-    while i < len(body):
-        if body[i] not in "{[":
-            i += 1
-            continue
-        end = balanced_end(body, i)
-        if end is None:
-            rest.append(body[mark:])
-            return values, rest
-        try:
-            value = first_json_value(body[i:end])
-        except ValueError:
-            i += 1
-            continue
-        rest.append(body[mark:i])
+    for start, end, value in _json_spans(body, 0, len(body)):
+        rest.append(body[mark:start])
         values.append(value)
-        i = mark = end
+        mark = end
     rest.append(body[mark:])
     return values, rest
 
@@ -331,23 +338,8 @@ def read_text_calls(content: str, *, id_prefix: str) -> TextCalls:
 
 def _next_bare(text: str, pos: int, stop: int) -> tuple[int, int, Any] | None:
     """The first complete bare JSON call in text[pos:stop], as (start, end, value)."""
-    i = pos
-    while i < stop:
-        if text[i] not in "{[":
-            i += 1
-            continue
-        end = balanced_end(text, i)
-        if end is None or end > stop:
-            return None
-        try:
-            value = first_json_value(text[i:end])
-        except ValueError:
-            i += 1
-            continue
-        if _call_shaped(value):
-            return i, end, value
-        i = end
-    return None
+    spans = _json_spans(text, pos, stop)
+    return next((span for span in spans if _call_shaped(span[2])), None)
 
 
 _CALL_START = re.compile(
