@@ -129,9 +129,8 @@ def _test(condition: Condition, record: Mapping[str, Any]) -> bool:
     if op == "ne":
         return want not in values
     if op in ("in", "not_in"):
-        members = condition.members if isinstance(want, list | tuple | set | frozenset) else []
-        if isinstance(want, str):
-            members = list(want)  # a string's characters, as before
+        # A string's characters, as before; anything else not a list holds no member.
+        members = list(want) if isinstance(want, str) else condition.members
         found = any(_member(v, members) for v in values)
         return found if op == "in" else not found
     if op in _RANGE_KEYS:
