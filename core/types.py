@@ -159,6 +159,9 @@ class FinalDocument(BaseModel):
     justification: str = ""
     # Optional policy-side relevance; the harness falls back to rank-based scores.
     score: float | None = None
+    # The entity through which a graph walk lifted this chunk into the list (the
+    # planner's entity graph); the evidence's `found_by` then names it.
+    via_entity: str | None = None
 
 
 class Decision(BaseModel):
@@ -186,6 +189,9 @@ class Decision(BaseModel):
 
 
 class FoundBy(BaseModel):
+    """How a chunk came into the evidence: a tool call (tool, its argument, the turn), or
+    `entity_graph` with the entity through which a graph walk lifted it into the list."""
+
     tool: str
     argument: str
     turn: int

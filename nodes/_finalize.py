@@ -12,12 +12,15 @@ from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
 from sift.progress import Finished
-from sift.types import Evidence, FinalDocument, SearchResult, SeenChunk, Usage
+from sift.types import Evidence, FinalDocument, FoundBy, SearchResult, SeenChunk, Usage
 
 if TYPE_CHECKING:
     from sift.protocols import Reranker
 
 __all__ = ["fallback_ranking", "finalize", "search_result"]
+
+# The `found_by` tool name of a chunk an entity-graph walk placed in the final list.
+GRAPH_TOOL = "entity_graph"
 
 
 def _describe(seen: SeenChunk) -> str:
@@ -95,22 +98,28 @@ def _expand_final(episode: Episode, final: list[FinalDocument]) -> list[tuple[st
 
 def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
     """The SearchResult of an episode that has stopped."""
-    ranked: list[tuple[str, str, float | None]] = []
+    ranked: list[tuple[str, str, float | None, str | None]] = []
     if episode.final is not None and episode.stopped == "final":
         for chunk_id, item in _expand_final(episode, episode.final):
-            ranked.append((chunk_id, item.justification, item.score))
+            ranked.append((chunk_id, item.justification, item.score, item.via_entity))
     if not ranked:
         ranked = [
-            (c, _describe(episode.seen[c]), None) for c in fallback_ranking(episode, reranker)
+            (c, _describe(episode.seen[c]), None, None) for c in fallback_ranking(episode, reranker)
         ]
     evidence: list[Evidence] = []
     used: set[str] = set()
-    for chunk_id, justification, score in ranked:
+    for chunk_id, justification, score, via_entity in ranked:
         if chunk_id in used:
             continue
         used.add(chunk_id)
         seen = episode.seen[chunk_id]
         chunk = seen.chunk
+        found_by = list(seen.found_by)
+        if via_entity:
+            # A graph walk found its way to the chunk's place in the list: provenance
+            # beside the searches that surfaced it, in the turn of the final list.
+            turn = len(episode.trace)
+            found_by.append(FoundBy(tool=GRAPH_TOOL, argument=via_entity, turn=turn))
         evidence.append(
             Evidence(
                 doc_id=chunk.doc_id,
@@ -119,7 +128,7 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
                 text=chunk.text,
                 score=score if score is not None else 1.0 / (1 + len(evidence)),
                 justification=justification,
-                found_by=list(seen.found_by),
+                found_by=found_by,
                 metadata=dict(chunk.metadata),
             )
         )

@@ -283,6 +283,9 @@ class HeuristicPlanner:
                 id=s.chunk_id,
                 justification=_justify(s, i, via.get(s.chunk_id)),
                 score=round(s.score, 4),
+                # The walk reached it (so the fusion weighed it): its evidence names
+                # the entity in found_by, as the justification does.
+                via_entity=via.get(s.chunk_id),
             )
             for i, s in enumerate(kept)
         ]

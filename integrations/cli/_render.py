@@ -110,9 +110,16 @@ def print_result(console: Console, result: SearchResult, *, gold: set[str] | Non
         if gold is not None and item.doc_id in gold:
             line.append("  ✔ gold", style="bold green")
         console.print(line)
+        calls = [f for f in item.found_by if f.tool != "entity_graph"][:2]
+        graph = [f for f in item.found_by if f.tool == "entity_graph"][:1]
         found = ", ".join(
-            f"{f.tool.removesuffix('_corpus')}({_short(f.argument, 40)!r}) turn {f.turn}"
-            for f in item.found_by[:2]
+            [
+                *(
+                    f"{f.tool.removesuffix('_corpus')}({_short(f.argument, 40)!r}) turn {f.turn}"
+                    for f in calls
+                ),
+                *(f"entity graph via {_short(f.argument, 40)!r}" for f in graph),
+            ]
         )
         if found:
             console.print(Text(f"    found by {found}", style="cyan"))

@@ -355,6 +355,12 @@
       if (item.justification) node.appendChild(el("div", { class: "just" }, item.justification));
       var found = el("div", { class: "found" }, [el("span", { class: "muted" }, "found by ")]);
       (item.found_by || []).forEach(function (f) {
+        if (f.tool === "entity_graph") {
+          // Not a call: the planner's entity graph lifted the chunk through an entity.
+          found.appendChild(el("span", { class: "found-graph", "data-entity": f.argument },
+            "entity graph via " + JSON.stringify(f.argument) + "  "));
+          return;
+        }
         var text = f.tool + "(" + JSON.stringify(f.argument) + ") turn " + f.turn;
         var targets = callsThatFound(calls, item.chunk_id, f);
         if (!targets.length) { found.appendChild(el("span", null, text + "  ")); return; }

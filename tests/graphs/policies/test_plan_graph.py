@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sift.entity_graph import EntityGraphConfig
 from sift.graphs.policies._plan_graph import GraphFusion, fuse_with_graph, graph_bridges
 from sift.graphs.policies.heuristic import HeuristicPlanner, HeuristicPlannerConfig
@@ -99,25 +101,43 @@ def test_final_list_says_when_the_graph_placed_a_chunk() -> None:
     assert decision.final is not None
     why = {f.id: f.justification for f in decision.final}
     assert "entity graph" in why["markka_0"] and "'finland'" in why["markka_0"]
+    via = {f.id: f.via_entity for f in decision.final}
+    assert via["markka_0"] == "finland"
+    assert via["deaf-rap_0"] is None  # the walk never reached it
     off = HeuristicPlanner(HeuristicPlannerConfig(graph_weight=0.0)).step(view)
     assert off.final is not None
     assert all("entity graph" not in f.justification for f in off.final)
+    assert all(f.via_entity is None for f in off.final)
 
 
-def test_an_episode_over_a_real_store_says_which_entity_led_to_a_chunk(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("question", "pages", "bridge_page", "entities"),
+    [
+        (QUESTION, PAGES, "markka", {"finland"}),
+        (QUESTION_JA, PAGES_JA, "e", {"通貨", "フィンランド", "マルッカ"}),
+    ],
+    ids=["english", "japanese"],
+)
+def test_an_episode_over_a_real_store_says_which_entity_led_to_a_chunk(
+    tmp_path, question, pages, bridge_page, entities
+) -> None:
     from sift.graphs import search
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.types import Document
 
     corpus = SqliteCorpus(tmp_path / "s", embedder="hash")
     try:
-        corpus.upsert(Document(id=d, title=t, text=x) for d, t, x in PAGES)
-        result = search(QUESTION, corpus, policy=HeuristicPlanner())
+        corpus.upsert(Document(id=d, title=t, text=x) for d, t, x in pages)
+        result = search(question, corpus, policy=HeuristicPlanner())
     finally:
         corpus.close()
-    why = {e.doc_id: e.justification for e in result.evidence}
-    assert "markka" in why
-    assert "entity graph" in why["markka"]
-    # The provenance stays the searches': the graph reorders, it finds nothing itself.
-    markka = next(e for e in result.evidence if e.doc_id == "markka")
-    assert markka.found_by and all(f.tool != "graph" for f in markka.found_by)
+    bridge = next(e for e in result.evidence if e.doc_id == bridge_page)
+    assert "entity graph" in bridge.justification
+    # found_by keeps the search that surfaced it and adds the graph's entity, once.
+    assert bridge.found_by[0].tool == "search_corpus"
+    graph = [f for f in bridge.found_by if f.tool == "entity_graph"]
+    assert len(graph) == 1 and graph[0].argument in entities
+    assert graph[0].turn == result.usage.turns
+    # A page the walk never reached keeps the searches' provenance alone.
+    unreached = [e for e in result.evidence if "entity graph" not in e.justification]
+    assert all(f.tool != "entity_graph" for e in unreached for f in e.found_by)

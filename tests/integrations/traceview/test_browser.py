@@ -126,6 +126,29 @@ def test_a_trace_page_draws_every_part_of_the_episode(
     assert console(browser) == []
 
 
+def test_a_chunk_the_entity_graph_lifted_names_its_entity(browser, tmp_path, scripted_result):
+    from selenium.webdriver.common.by import By
+
+    from sift.types import FoundBy
+
+    first = scripted_result.evidence[0]
+    graph = FoundBy(tool="entity_graph", argument="足利義満", turn=3)
+    lifted = first.model_copy(update={"found_by": [*first.found_by, graph]})
+    result = scripted_result.model_copy(
+        update={"evidence": [lifted, *scripted_result.evidence[1:]]}
+    )
+    browser.get(write_trace_html(tmp_path / "graph.html", result).as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".evidence-item"))
+    assert console(browser) == []
+    items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    marks = items[0].find_elements(By.CSS_SELECTOR, ".found-graph")
+    assert [m.get_attribute("data-entity") for m in marks] == ["足利義満"]
+    assert 'entity graph via "足利義満"' in marks[0].text
+    # It is not a call: the links still land on the calls that found the chunk.
+    assert len(items[0].find_elements(By.CSS_SELECTOR, "a.found-by")) == len(first.found_by)
+    assert not items[1].find_elements(By.CSS_SELECTOR, ".found-graph")
+
+
 def test_rollouts_stand_side_by_side_with_the_fusion(browser, tmp_path, planner_rollouts):
     from selenium.webdriver.common.by import By
 
