@@ -96,7 +96,7 @@ class LexicalIndex:
         seq = read_seq(self._sidecar, _FORMAT, self._recorded)
         if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
             try:
-                index = tantivy.Index(self._schema, path=str(directory), reuse=True)
+                index = _manual(tantivy.Index(self._schema, path=str(directory), reuse=True))
                 self._analysis.register(index)
                 self._index = index
                 self.seq = seq
@@ -106,7 +106,7 @@ class LexicalIndex:
             self._reset()
 
     def _fresh_in_memory(self) -> None:
-        index = tantivy.Index(self._schema)
+        index = _manual(tantivy.Index(self._schema))
         self._analysis.register(index)
         self._index = index
         self.seq = -1
@@ -145,7 +145,7 @@ class LexicalIndex:
                 "store (the index is rebuilt from SQLite)"
             )
         self._dir.mkdir(parents=True)
-        index = tantivy.Index(self._schema, path=str(self._dir), reuse=False)
+        index = _manual(tantivy.Index(self._schema, path=str(self._dir), reuse=False))
         self._analysis.register(index)
         self._index = index
         self.seq = -1
@@ -300,3 +300,15 @@ class LexicalIndex:
             self._close_writer()
         finally:
             self._worker.close()  # nothing is queued any more: it only ends the thread
+
+
+def _manual(index: tantivy.Index) -> tantivy.Index:
+    """The index with a reader that reloads only when told (`commit` does, after its own
+    commit). tantivy's default follows every commit on disk through a watcher thread, so a
+    store opened for reading saw another process's writes in BM25 a moment after they
+    were committed, but not in its vectors or grep index: its hybrid results changed
+    under it, depending on timing (a flaky test showed it). A reader sees the store as it
+    was when opened; opened again, as it is then."""
+    index.config_reader(reload_policy="Manual")
+    return index
+
