@@ -279,7 +279,7 @@ def _open(
             f"{SCHEMA_VERSION}; open it for writing once (any `sift index`) to migrate it"
         )
     meta = read_meta(conn)
-    analyzer = _resolve_analyzer(path, conns, options, meta)
+    analyzer = _resolve_analyzer(path, conns, options, meta, lock)
     resolved = _resolve_embedder(path, embedder, meta)
     recorded_size = int(meta["chunk_tokens"])
     if chunk_tokens is not None and chunk_tokens != recorded_size:
@@ -365,7 +365,7 @@ def _resolve_embedder(
 
 
 def _resolve_analyzer(
-    path: Path, conns: Connections, options: Options, meta: Mapping[str, str]
+    path: Path, conns: Connections, options: Options, meta: Mapping[str, str], lock: WriterLock
 ) -> Analyzer:
     """The analyzer to use, recorded in `meta` (the BM25 index compares it with the one
     it was built with, and rebuilds itself from SQLite when they differ)."""
@@ -392,6 +392,10 @@ def _resolve_analyzer(
                 recorded,
                 chosen.spec,
             )
+        # Recording it is a write, so it takes the writer lock like any other: a process
+        # writing the store with the old analyzer refuses this open, naming itself,
+        # instead of finding its BM25 index out of step with the recorded analyzer.
+        lock.acquire()
         conn = conns.get()
         with transaction(conn):
             conn.execute(

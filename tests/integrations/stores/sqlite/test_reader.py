@@ -141,3 +141,27 @@ def test_a_reopened_reader_can_keep_the_loaded_embedder(store: Path) -> None:
     with SqliteCorpus(store, writer=False, embedder=embedder) as again:
         assert again.embedder is embedder
         assert _ids(again.search("日本最高峰の火山", k=1, mode="dense")) == ["fuji"]
+
+
+def test_changing_the_analyzer_waits_for_the_writer_and_changes_nothing(
+    store: Path, tmp_path: Path
+) -> None:
+    # Another writer is busy with the store (it holds the lock from its first write on):
+    # a second open that would record a new analyzer is refused, naming the holder, and
+    # the recorded analyzer, the documents and the BM25 index stay as they were.
+    from sift.errors import StoreLockedError
+
+    french = Analyzer(stemmers={"latin": "french"})
+    writer = SqliteCorpus(store)
+    try:
+        writer.upsert([Document(id="nara", title="奈良", text="奈良は古い都である。")])
+        with pytest.raises(StoreLockedError, match="locked by another process"):
+            SqliteCorpus(store, analyzer=french)
+        assert writer.stats().extra["analyzer"] != french.spec
+        assert _ids(writer.search("古い都", k=1, mode="bm25")) == ["nara"]
+    finally:
+        writer.close()
+    # With the writer gone, the change goes through.
+    with SqliteCorpus(store, analyzer=french) as changed:
+        assert changed.stats().extra["analyzer"] == french.spec
+        assert "nara" in {d.doc_id for d in changed.documents()}
