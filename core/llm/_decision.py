@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sift.llm._calls import read_text_calls
-from sift.llm._final import parse_final
+from sift.llm._final import count_complete_documents, parse_final
 from sift.llm._observations import cut_off_error, invalid_batch, no_calls_error
 from sift.llm._tools import MULTI_TOOL
 from sift.types import Decision, PolicyView, ToolCall
@@ -66,7 +66,9 @@ def build_decision(
     if calls:
         return Decision(tool_calls=calls, **common)
     if cut_off:
-        return Decision(error=cut_off_error(completion_tokens, truncated_hint), **common)
+        documents = count_complete_documents(content)
+        error = cut_off_error(completion_tokens, truncated_hint, documents)
+        return Decision(error=error, **common)
     known = set(view.seen) | {seen.chunk.doc_id for seen in view.seen.values()}
     final, from_thinking = parse_final(content, thinking, known)
     if final is not None:

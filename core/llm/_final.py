@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from sift.types import FinalDocument
 
-__all__ = ["parse_final"]
+__all__ = ["count_complete_documents", "parse_final"]
 
 _DOCUMENT = re.compile(
     r"<Document\s+id\s*=\s*(?:\"([^\"]+)\"|'([^']+)'|([^\s>]+))\s*/?>"
@@ -20,6 +20,14 @@ _JUSTIFICATION = re.compile(
 )
 _CLOSE_TAGS = re.compile(r"</?(?:Document|Justification)>", re.IGNORECASE)
 _ID_TOKEN = re.compile(r"[^\s,;\[\]\"'`()<>]+")
+
+
+_CLOSED_DOCUMENT = re.compile(r"<Document\s+id\s*=.*?</Document>", re.DOTALL | re.IGNORECASE)
+
+
+def count_complete_documents(text: str) -> int:
+    """How many `<Document id=...>...</Document>` blocks a reply holds in full."""
+    return len(_CLOSED_DOCUMENT.findall(text))
 
 
 def _documents(text: str) -> list[FinalDocument]:

@@ -145,10 +145,21 @@ def cut_off_notice(tokens: int | None) -> str:
     )
 
 
-def cut_off_error(tokens: int | None, hint: str | None = None) -> str:
-    """The policy error of a reply cut off before any call was written in full."""
+def cut_off_error(tokens: int | None, hint: str | None = None, documents: int = 0) -> str:
+    """The policy error of a reply cut off before any call was written in full.
+
+    `documents`: the complete `<Document>` blocks the cut-off reply held. A final list
+    cut off by the limit is not taken (issue 27); a small model told only "cut off"
+    wrote the same over-long list again, so the error says how to fit it."""
     at = f" at {tokens} tokens" if tokens else ""
     more = f" ({hint})" if hint else ""
+    if documents:
+        return (
+            f"your final list was cut off{at} by the token limit after {documents} "
+            f"complete documents, so it was not taken{more}. Write the final list again, "
+            "shorter: the most relevant documents first, one short sentence of "
+            "justification each"
+        )
     return f"the reply was cut off{at} by the token limit before any complete call{more}"
 
 

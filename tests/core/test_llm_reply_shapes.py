@@ -182,6 +182,35 @@ def test_a_reply_cut_off_before_any_complete_call_is_an_error_naming_the_limit()
     assert "cut off at 512 tokens" in decision.error
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<Document id="a_0"><Justification>Names the director.</Justification></Document>\n'
+        '<Document id="b_0"><Justification>Names the year.</Justification></Document>\n'
+        '<Document id="c_0"><Justification>The film was shot in',
+        "<Document id=a_0><Justification>監督の名前がある。</Justification></Document>\n"
+        "<Document id=b_0><Justification>公開年がある。</Justification></Document>\n"
+        "<Document id=c_0><Justification>撮影地は",
+    ],
+    ids=["english", "japanese"],
+)
+def test_a_final_list_cut_off_is_not_taken_and_the_model_is_told_how_to_fit_it(text):
+    # The recorded shape: the 1.5B wrote the same over-long list again three turns in a
+    # row when told only that its reply was cut off.
+    decision = build_decision(
+        [],
+        content=text,
+        thinking=None,
+        view=view("a_0", "b_0", "c_0"),
+        completion_tokens=1024,
+        cut_off=True,
+    )
+    assert decision.final is None and decision.tool_calls == []
+    told = "final list was cut off at 1024 tokens by the token limit after 2 complete documents"
+    assert told in decision.error
+    assert "one short sentence" in decision.error
+
+
 def test_ids_named_in_a_narrative_are_not_a_final_list():
     text = "I will prune a_0 and b_0 because they are about another film, then search c."
     decision = build_decision([], content=text, thinking=None, view=view("a_0", "b_0"))
