@@ -105,6 +105,13 @@ class HarnessConfig(BaseSettings):
     message_overhead_tokens: int = Field(
         4, ge=0, description="Tokens charged per chat message for role and framing."
     )
+    seed_search: bool = Field(
+        False,
+        description="The episode's first step is the harness's own: search_corpus with the "
+        "question as written, shown to the policy as its first call and its results. For "
+        "small models whose own first queries miss what a plain search finds "
+        "(benchmarks/results/real_model.md); it uses one of max_turns.",
+    )
     max_failed_turns: int = Field(
         3,
         ge=1,

@@ -23,6 +23,7 @@ from sift.nodes._episode import Episode, PlannedCall
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeState, ToolTask
 from sift.progress import ProgressEvent, ToolCallEvent, TurnStarted
+from sift.types import Decision, ToolCall
 
 __all__ = ["policy"]
 
@@ -65,6 +66,17 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
     return sends
 
 
+def _seed(episode: Episode) -> Decision:
+    """The harness's first step under `seed_search`: the question as written, searched.
+    The policy is not asked; the transcript holds it as the first call, so the model's
+    first turn starts from what a single-shot search finds."""
+    return Decision(
+        tool_calls=[
+            ToolCall(id="seed_0", name="search_corpus", arguments={"query": episode.question})
+        ]
+    )
+
+
 async def _decide(
     episode: Episode, services: Services, emit: Callable[[ProgressEvent], None]
 ) -> list[PlannedCall]:
@@ -80,7 +92,10 @@ async def _decide(
     view = episode.view()
     estimate_at_view = episode.estimated_tokens
     try:
-        decision = await asyncio.wait_for(services.policy.decide(view), episode.time_left())
+        if episode.turn == 1 and episode.config.seed_search:
+            decision = _seed(episode)
+        else:
+            decision = await asyncio.wait_for(services.policy.decide(view), episode.time_left())
     except TimeoutError:
         episode.stop("deadline", note="deadline passed while the policy was deciding")
         return []

@@ -206,3 +206,24 @@ async def test_rollouts_fork_seeds_and_merge(corpus):
     assert len(server.chat_requests()) == 6
     assert server.paths().count("/api/show") == 1
     assert result.evidence
+
+
+async def test_seed_search_reaches_the_model_as_its_first_call_and_its_results(corpus):
+    # The first request the model gets already holds the harness's search of the
+    # question, as an assistant tool call answered by a tool message, in Ollama's shape.
+    with FakeOllama() as server:
+        server.script(answer_with_seen)
+        policy = OllamaPolicy(host=server.host, num_predict=2048, **FAST)
+        config = HarnessConfig(max_turns=3, seed_search=True)
+        result = await asearch(QUESTION, corpus, policy=policy, config=config)
+        await policy.aclose()
+    assert result.stopped_because == "final", result.error
+    [body] = server.chat_requests()
+    messages = body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    [seed] = messages[1]["tool_calls"]
+    assert seed["function"]["name"] == "search_corpus"
+    assert seed["function"]["arguments"] == {"query": QUESTION}
+    assert seen_ids(body) == result.trace[0].calls[0].added
+    # The model's final list names two of them: the evidence.
+    assert [e.chunk_id for e in result.evidence] == seen_ids(body)[:2]
