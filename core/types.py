@@ -159,8 +159,8 @@ class FinalDocument(BaseModel):
     justification: str = ""
     # Optional policy-side relevance; the harness falls back to rank-based scores.
     score: float | None = None
-    # The entity through which a graph walk lifted this chunk into the list (the
-    # planner's entity graph); the evidence's `found_by` then names it.
+    # The entity through which a graph walk reached this chunk (the planner's entity
+    # graph weighed it in the list's order); the evidence's `found_by` then names it.
     via_entity: str | None = None
 
 
@@ -190,7 +190,8 @@ class Decision(BaseModel):
 
 class FoundBy(BaseModel):
     """How a chunk came into the evidence: a tool call (tool, its argument, the turn), or
-    `entity_graph` with the entity through which a graph walk lifted it into the list."""
+    `entity_graph` with the entity through which the graph walk that ordered the final
+    list reached it."""
 
     tool: str
     argument: str

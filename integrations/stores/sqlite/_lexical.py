@@ -311,4 +311,3 @@ def _manual(index: tantivy.Index) -> tantivy.Index:
     was when opened; opened again, as it is then."""
     index.config_reader(reload_policy="Manual")
     return index
-
