@@ -245,8 +245,11 @@ class Evidence(BaseModel):
 class ToolCallTrace(BaseModel):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    # Chunks the call showed for the first time in the episode.
     added: list[str] = Field(default_factory=list)
     pruned: list[str] = Field(default_factory=list)
+    # Chunks pruned earlier that the call showed again: back in the context.
+    resurfaced: list[str] = Field(default_factory=list)
     error: str | None = None
     tokens: int = 0
 

@@ -250,7 +250,8 @@ class Episode(BaseModel):
             if isinstance(segment, Block):
                 segment.entry = index
                 self.blocks.setdefault(segment.chunk_id, []).append(segment)
-                self.estimated_tokens += segment.tokens
+                if segment.live:  # a later call of its turn may have pruned it already
+                    self.estimated_tokens += segment.tokens
         return index
 
     def append_text(self, index: int, text: str, counter: TokenCounter) -> None:

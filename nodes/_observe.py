@@ -107,7 +107,8 @@ def observe(
         found = FoundBy(tool=call.name, argument=item.argument, turn=turn)
         if call.name == "prune_chunks":
             for chunk_id in outcome.get("pruned", []):
-                if episode.prune(chunk_id):
+                shown_now = _drop_shown_this_turn(result, chunk_id)
+                if episode.prune(chunk_id) or shown_now:
                     obs.pruned.append(chunk_id)
             obs.segments = [text.PRUNED]
             if outcome.get("unknown"):
@@ -147,8 +148,13 @@ def observe(
             )
         for rank, (chunk, shown) in enumerate(pairs):
             tokens = episode.chunk_tokens(chunk, counter)
+            before = episode.seen.get(chunk.chunk_id)
             if episode.surface(chunk, tokens, found, rank):
                 obs.added.append(chunk.chunk_id)
+            elif before is not None and before.pruned:
+                # Shown again after a prune: it is back in the context (and may be
+                # evidence); the trace says so, or it would read as evidence pruned.
+                trace.resurfaced.append(chunk.chunk_id)
             obs.segments.append(shown)
         if not pairs:
             obs.segments.append(text.NO_RESULTS)
@@ -159,6 +165,20 @@ def observe(
                 obs.segments.append(note)
         trace.added = list(obs.added)
     return result
+
+
+def _drop_shown_this_turn(observations: list[Observation], chunk_id: str) -> bool:
+    """Marks the blocks of `chunk_id` that earlier calls of this turn showed as pruned
+    (they are not in the context yet, so `Episode.prune` cannot reach them): a read or a
+    grep followed by a prune of the same chunk in one reply leaves it out of the
+    context, its tokens and the evidence, as the calls' order says. True if any."""
+    dropped = False
+    for obs in observations:
+        for segment in obs.segments:
+            if isinstance(segment, Block) and segment.chunk_id == chunk_id and segment.live:
+                segment.live = False
+                dropped = True
+    return dropped
 
 
 def tool_messages(

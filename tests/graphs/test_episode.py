@@ -318,3 +318,35 @@ async def test_injected_token_counter_and_reranker_are_used(corpus):
     assert first.tokens_used == len(task) + config.message_overhead_tokens + 1
     shown = out["trace"][0].calls[0].added
     assert shown == [c.chunk_id for c in chunks[-2:]]  # the reranker's favourites fit
+
+
+async def test_a_chunk_read_then_pruned_in_one_turn_leaves_the_context(corpus, run):
+    # The recorded shape (issue 27): one reply reads a page and then prunes it. The read's
+    # block must not stay behind in the context, its tokens, or the evidence.
+    turns = [
+        [call("search_corpus", query="Pompeii buried ash")],
+        [call("read_document", doc_id="pompeii"), call("prune_chunks", chunk_ids=["pompeii_0"])],
+        [call("search_corpus", query="river")],
+    ]
+    result, policy, _ = await run(corpus, turns, search_max_chunks=3)
+    assert "pompeii_0" in result.trace[0].calls[0].added
+    assert result.trace[1].calls[1].pruned == ["pompeii_0"]
+    view = policy.views[2]
+    assert view.seen["pompeii_0"].pruned
+    shown = "".join(m.content or "" for m in view.messages if m.role == "tool")
+    assert "Pompeii was a Roman town" not in shown
+    assert "pompeii_0" not in [e.chunk_id for e in result.evidence]
+    assert result.stopped_because in {"final", "max_turns"}
+
+
+async def test_a_chunk_pruned_then_shown_again_is_back_and_the_trace_says_so(corpus, run):
+    turns = [
+        [call("search_corpus", query="Pompeii buried ash")],
+        [call("prune_chunks", chunk_ids=["pompeii_0"]), call("grep_corpus", pattern="Roman town")],
+    ]
+    result, policy, _ = await run(corpus, turns, search_max_chunks=3)
+    prune, grep = result.trace[1].calls
+    assert prune.pruned == ["pompeii_0"]
+    assert grep.resurfaced == ["pompeii_0"] and grep.added == []
+    assert not policy.views[-1].seen["pompeii_0"].pruned
+    assert "pompeii_0" in [e.chunk_id for e in result.evidence]
