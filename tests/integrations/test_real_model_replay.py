@@ -37,10 +37,6 @@ from sift.llm import read_text_calls
 from sift.types import Document, SearchResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
-# The benchmark's budget, so the replayed episodes meet the same tiers.
-CONFIG = HarnessConfig(
-    max_turns=4, threshold_tokens=3000, rejection_tokens=4000, budget_tokens=4500
-)
 
 
 def load_episodes() -> list[dict[str, Any]]:
@@ -166,13 +162,14 @@ def written_calls(recorded: dict[str, Any]) -> int:
 
 
 def model_pruned(result: SearchResult) -> set[str]:
-    return {
-        cid
-        for turn in result.trace
-        for call in turn.calls
-        if call.tool == "prune_chunks" and call.arguments.get("by") != "harness"
-        for cid in call.pruned
-    }
+    """Chunks the model pruned that no later call showed again."""
+    out: set[str] = set()
+    for turn in result.trace:
+        for call in turn.calls:
+            out.difference_update(call.resurfaced)
+            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
+                out.update(call.pruned)
+    return out
 
 
 def check_episode(
@@ -193,6 +190,12 @@ def check_episode(
         for turn in result.trace
         if turn.calls
     ]
+    if episode["config"].get("seed_search"):
+        # Turn 1 was the harness's own search of the question, not a reply's.
+        seed = traced.pop(0)
+        assert [(c.tool, c.arguments) for c in seed] == [
+            ("search_corpus", {"query": episode["question"]})
+        ]
     with_calls = [r for r in replies if written_calls(r)]
     assert len(traced) <= len(with_calls)
     for turn_calls, recorded in zip(traced, with_calls, strict=False):
@@ -206,9 +209,13 @@ def check_episode(
                 result.stopped_because == "final" and n == len(replies) - 1 == len(sent) - 1
             )
             later = [m for request in sent[n + 1 :] for m in request]
+            tokens = recorded["completion_tokens"]
             if later and written_calls(recorded):
-                tokens = recorded["completion_tokens"]
                 assert any(f"cut off at {tokens} tokens" in m["content"] for m in later)
+            elif later and "</Document>" in recorded["content"]:
+                # A final list cut off: not taken, and the model is told how to fit it.
+                told = f"final list was cut off at {tokens} tokens"
+                assert any(told in m["content"] for m in later)
     # The transcript sent back holds each call once, as a call, never its raw text.
     for request in sent[1:]:
         for m in request:
@@ -220,13 +227,18 @@ def check_episode(
     assert not [e.chunk_id for e in result.evidence if e.chunk_id in pruned]
 
 
+def _of(kind: str) -> list[dict[str, Any]]:
+    """The episodes of one policy, with and without seed_search (chat, chat_seed)."""
+    return [e for e in EPISODES if e["system"].split("_")[0] == kind]
+
+
 def _ids(kind: str) -> list[str]:
-    return [f"{e['set']}-{e['question_id']}" for e in EPISODES if e["system"] == kind]
+    return [f"{e['set']}-{e['question_id']}-{e['system']}" for e in _of(kind)]
 
 
 @pytest.mark.parametrize(
     "episode",
-    [e for e in EPISODES if e["system"] == "chat"],
+    _of("chat"),
     ids=_ids("chat"),
 )
 async def test_recorded_replies_through_chat_model_policy(episode, stores):
@@ -243,7 +255,8 @@ async def test_recorded_replies_through_chat_model_policy(episode, stores):
             episode["question"],
             stores[episode["set"]],
             policy=ChatModelPolicy(model),
-            config=CONFIG,
+            # The benchmark's budget, so the replayed episodes meet the same tiers.
+            config=HarnessConfig(**episode["config"]),
         )
     sent = [
         [{"role": m["role"], "content": _text(m.get("content"))} for m in body["messages"]]
@@ -255,7 +268,7 @@ async def test_recorded_replies_through_chat_model_policy(episode, stores):
 
 @pytest.mark.parametrize(
     "episode",
-    [e for e in EPISODES if e["system"] == "ollama"],
+    _of("ollama"),
     ids=_ids("ollama"),
 )
 async def test_recorded_replies_through_the_ollama_policy(episode, stores):
@@ -269,10 +282,13 @@ async def test_recorded_replies_through_the_ollama_policy(episode, stores):
             stream=False,
             retries=0,
             timeout=60.0,
-            num_predict=512,
+            num_predict=episode["max_tokens"],
         ) as policy:
             result = await asearch(
-                episode["question"], stores[episode["set"]], policy=policy, config=CONFIG
+                episode["question"],
+                stores[episode["set"]],
+                policy=policy,
+                config=HarnessConfig(**episode["config"]),
             )
     bodies = fake.chat_requests()
     assert len(bodies) <= len(episode["replies"])
@@ -293,7 +309,7 @@ def test_the_recording_holds_the_shapes_that_broke_the_harness():
     """The fixtures are the real run's replies, through both policies: the model wrote
     its calls as text (never a structured call), which the harness must read."""
     replies = [r for e in EPISODES for r in e["replies"]]
-    assert {e["system"] for e in EPISODES} == {"chat", "ollama"}
+    assert {e["system"].split("_")[0] for e in EPISODES} == {"chat", "ollama"}
     in_text = [r for r in replies if not r["tool_calls"] and written_calls(r)]
     assert in_text, "no reply with calls written as text"
     assert all(r["finish_reason"] in {"stop", "length", "tool_calls"} for r in replies)
