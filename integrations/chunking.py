@@ -47,6 +47,8 @@ _WORD = re.compile(r"\S+")
 # CJK punctuation and full-width forms: a paragraph of them follows the CJK rules too.
 _CJK_FORMS = re.compile("[\u3000-\u303f\uff00-\uffef]")
 Estimate = Callable[[str], int]
+# The estimates of a batch of texts, each as its Estimate would give it.
+Estimates = Callable[[Sequence[str]], list[int]]
 # (start, end, estimated tokens) of one chunk of a text.
 Span = tuple[int, int, int]
 
@@ -77,21 +79,28 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
 def chunk_spans(text: str, max_tokens: int = 512) -> list[Span]:
     """(start, end, estimated tokens) of each chunk of `text`, in order."""
     _check_max_tokens(max_tokens)
+    return _chunk_spans(text, max_tokens, None)
+
+
+def _chunk_spans(text: str, max_tokens: int, known: int | None) -> list[Span]:
+    """`chunk_spans`, given the trimmed text's estimate when the caller has it."""
     whole = _trim(text, 0, len(text))
     if whole is None:
         return []
     # Every piece of a CJK document is charged as such (Latin words and numbers cost more
     # there), so that the pieces' estimates add up to their chunk's.
     est: Estimate = estimate_tokens
+    ests: Estimates = estimate_tokens_many
     if charged_as_cjk(text):
         est = partial(estimate_tokens, cjk_context=True)
-    tokens = est(text[whole[0] : whole[1]])
+        ests = partial(_one_by_one, est)
+    tokens = est(text[whole[0] : whole[1]]) if known is None else known
     if tokens <= max_tokens:
         return [(whole[0], whole[1], tokens)]  # the common case: a passage that fits
-    pieces = _pieces(text, whole[0], whole[1], max_tokens, est)
+    pieces = _pieces(text, whole, tokens, max_tokens, est, ests)
+    packed = _pack(text, pieces, max_tokens)
     out: list[Span] = []
-    for s, e in _pack(text, pieces, max_tokens):
-        tokens = est(text[s:e])
+    for (s, e), tokens in zip(packed, ests([text[s:e] for s, e in packed]), strict=True):
         # Estimates add up across the pieces; should one ever not, the chunk is cut again.
         out += [(s, e, tokens)] if tokens <= max_tokens else _windows(text, s, e, max_tokens, est)
     return out
@@ -135,7 +144,7 @@ def chunk_spans_many(texts: Sequence[str], max_tokens: int = 512) -> list[list[S
     estimates = estimate_tokens_many(trimmed)
     for row, (start, end), tokens in zip(rows, wholes, estimates, strict=True):
         fits = tokens <= max_tokens
-        out[row] = [(start, end, tokens)] if fits else chunk_spans(texts[row], max_tokens)
+        out[row] = [(start, end, tokens)] if fits else _chunk_spans(texts[row], max_tokens, tokens)
     return out  # type: ignore[return-value]  # every row was filled above
 
 
@@ -171,36 +180,43 @@ def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[tuple[
 
 
 def _pieces(
-    text: str, start: int, end: int, limit: int, est: Estimate
+    text: str, whole: tuple[int, int], tokens: int, limit: int, est: Estimate, ests: Estimates
 ) -> list[tuple[int, int, int]]:
-    """Spans (start, end, tokens) each of at most `limit` tokens, in document order."""
+    """Spans (start, end, tokens) each of at most `limit` tokens, in document order, of
+    text[whole] (whose estimate is `tokens`). The pieces of each level (paragraphs, then
+    the sentences of one paragraph, then its words) are estimated together: `ests` counts
+    a batch of English texts in one numpy pass, where one regex per piece cost a long
+    passage's ingest three times its chunking before."""
     out: list[tuple[int, int, int]] = []
-    for p_start, p_end in _split(text, start, end, _PARAGRAPH_BREAK):
-        tokens = est(text[p_start:p_end])
+    paragraphs = _split(text, whole[0], whole[1], _PARAGRAPH_BREAK)
+    # One paragraph is the whole text, already estimated.
+    counts = [tokens] if paragraphs == [whole] else ests([text[s:e] for s, e in paragraphs])
+    for (p_start, p_end), tokens in zip(paragraphs, counts, strict=True):
         if tokens <= limit:
             out.append((p_start, p_end, tokens))
             continue
         cjk = _is_cjk(text[p_start:p_end])
         ends = _CJK_SENTENCE_END if cjk else _SENTENCE_END
-        for s_start, s_end in _split(text, p_start, p_end, ends):
-            tokens = est(text[s_start:s_end])
+        sentences = _split(text, p_start, p_end, ends)
+        for (s_start, s_end), tokens in zip(
+            sentences, ests([text[s:e] for s, e in sentences]), strict=True
+        ):
             if tokens <= limit:
                 out.append((s_start, s_end, tokens))
             else:
-                out += _hard_split(text, s_start, s_end, limit, est)
+                out += _hard_split(text, s_start, s_end, limit, est, ests)
     return out
 
 
 def _hard_split(
-    text: str, start: int, end: int, limit: int, est: Estimate
+    text: str, start: int, end: int, limit: int, est: Estimate, ests: Estimates
 ) -> list[tuple[int, int, int]]:
     """An over-long sentence cut between words; an over-long word between characters
     (a window of `limit` characters never holds more than `limit` estimated tokens unless
     it holds CJK, whose characters may cost more: those windows are sized by estimate)."""
+    spans = [match.span() for match in _WORD.finditer(text, start, end)]
     words: list[tuple[int, int, int]] = []
-    for match in _WORD.finditer(text, start, end):
-        w_start, w_end = match.span()
-        tokens = est(text[w_start:w_end])
+    for (w_start, w_end), tokens in zip(spans, ests([text[s:e] for s, e in spans]), strict=True):
         if tokens <= limit:
             words.append((w_start, w_end, tokens))
             continue
@@ -212,7 +228,13 @@ def _hard_split(
         if any(tokens > limit for _, _, tokens in windows):
             windows = _windows(text, w_start, w_end, limit, est)
         words += windows
-    return [(s, e, est(text[s:e])) for s, e in _pack(text, words, limit)]
+    packed = _pack(text, words, limit)
+    counts = ests([text[s:e] for s, e in packed])
+    return [(s, e, tokens) for (s, e), tokens in zip(packed, counts, strict=True)]
+
+
+def _one_by_one(est: Estimate, texts: Sequence[str]) -> list[int]:
+    return [est(text) for text in texts]
 
 
 def _windows(
