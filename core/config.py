@@ -112,6 +112,14 @@ class HarnessConfig(BaseSettings):
         "small models whose own first queries miss what a plain search finds "
         "(benchmarks/results/real_model.md); it uses one of max_turns.",
     )
+    fill_final_list: bool = Field(
+        False,
+        description="When a policy's final list names fewer than top_k chunks, the places "
+        "left go to the chunks still in its context that it did not name, in the fallback "
+        "ranking; the result's flags say how many (final_list_filled:N). For small models "
+        "that stop at one document (benchmarks/results/real_model.md); off by default, as "
+        "a trained searcher's list is its answer.",
+    )
     max_failed_turns: int = Field(
         3,
         ge=1,

@@ -96,16 +96,32 @@ def _expand_final(episode: Episode, final: list[FinalDocument]) -> list[tuple[st
     return picked
 
 
+def _score(given: float | None, before: list[Evidence], *, filler: bool) -> float:
+    """The policy's score, else 1 / rank; a chunk filling the list never outscores the
+    policy's last pick."""
+    score = given if given is not None else 1.0 / (1 + len(before))
+    return min(score, before[-1].score) if filler and before else score
+
+
 def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
     """The SearchResult of an episode that has stopped."""
     ranked: list[tuple[str, str, float | None, str | None]] = []
     if episode.final is not None and episode.stopped == "final":
         for chunk_id, item in _expand_final(episode, episode.final):
             ranked.append((chunk_id, item.justification, item.score, item.via_entity))
+    filling: set[str] = set()
     if not ranked:
         ranked = [
             (c, _describe(episode.seen[c]), None, None) for c in fallback_ranking(episode, reranker)
         ]
+    elif episode.config.fill_final_list and len({c for c, *_ in ranked}) < episode.top_k:
+        # The policy's list first, then what it kept in its context without naming it:
+        # every chunk named is live (_expand_final takes no pruned one), so the fallback
+        # ranking here is over the live context and never brings back a pruned chunk.
+        named = {c for c, *_ in ranked}
+        rest = [c for c in fallback_ranking(episode, reranker) if c not in named]
+        filling = set(rest)
+        ranked += [(c, _describe(episode.seen[c]), None, None) for c in rest]
     evidence: list[Evidence] = []
     used: set[str] = set()
     for chunk_id, justification, score, via_entity in ranked:
@@ -126,7 +142,7 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
                 chunk_id=chunk.chunk_id,
                 title=chunk.title,
                 text=chunk.text,
-                score=score if score is not None else 1.0 / (1 + len(evidence)),
+                score=_score(score, evidence, filler=chunk_id in filling),
                 justification=justification,
                 found_by=found_by,
                 metadata=dict(chunk.metadata),
@@ -134,6 +150,10 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
         )
         if len(evidence) >= episode.top_k:
             break
+    flags = list(episode.flags)
+    filled = sum(e.chunk_id in filling for e in evidence)
+    if filled:
+        flags.append(f"final_list_filled:{filled}")
     turns = len(episode.trace)
     usage = Usage(
         turns=turns,
@@ -154,7 +174,7 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
         usage=usage,
         stopped_because=episode.stopped or "final",
         error=episode.error,
-        flags=list(episode.flags),
+        flags=flags,
     )
 
 

@@ -54,7 +54,12 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             if exclude is None:
                 exclude = list(episode.searched)
             task["mode"] = config.search_mode
-            task["alpha"] = config.search_alpha
+            # The seed is the question as written, searched as single-shot searches it
+            # (the store's own weight): search_alpha suits the short sub-queries of a
+            # planner or a model, and the seed is to start the model from what a plain
+            # search finds.
+            seeded = episode.turn == 1 and config.seed_search
+            task["alpha"] = None if seeded else config.search_alpha
             task["exclude"] = exclude
             task["filters"] = filters
         elif name == "grep_corpus":

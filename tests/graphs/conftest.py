@@ -111,6 +111,22 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> SqliteCorpus:
     store.close()
 
 
+# A few Japanese pages, for the tests that run each behaviour in Japanese beside English.
+JA_DOCS = [
+    Document(id="kinkaku", title="金閣寺", text="金閣寺は足利義満が京都に建てた寺である。"),
+    Document(id="ginkaku", title="銀閣寺", text="銀閣寺は足利義政が京都の東山に建てた。"),
+    Document(id="fuji", title="富士山", text="富士山は日本で最も高い山である。"),
+    Document(id="biwa", title="琵琶湖", text="琵琶湖は滋賀県にある日本最大の湖である。"),
+]
+
+
+@pytest.fixture(scope="module")
+def ja_corpus(tmp_path_factory: pytest.TempPathFactory) -> SqliteCorpus:
+    store = make_store(tmp_path_factory.mktemp("ja") / "s", docs=JA_DOCS)
+    yield store
+    store.close()
+
+
 @pytest.fixture
 def empty_corpus(tmp_path: Path) -> SqliteCorpus:
     store = make_store(tmp_path / "empty", docs=())

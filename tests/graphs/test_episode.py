@@ -350,3 +350,43 @@ async def test_a_chunk_pruned_then_shown_again_is_back_and_the_trace_says_so(cor
     assert grep.resurfaced == ["pompeii_0"] and grep.added == []
     assert not policy.views[-1].seen["pompeii_0"].pruned
     assert "pompeii_0" in [e.chunk_id for e in result.evidence]
+
+
+@pytest.mark.parametrize(
+    ("store", "question", "query"),
+    [
+        ("corpus", "Which volcano buried Pompeii?", "Vesuvius Pompeii volcano"),
+        ("ja_corpus", "金閣寺を建てたのは誰か。", "京都 寺 足利"),
+    ],
+    ids=["english", "japanese"],
+)
+async def test_fill_final_list_tops_a_short_list_up_from_the_live_context(
+    request, run, store, question, query
+):
+    # A small model pruned one chunk, named one document and stopped; with
+    # fill_final_list what else it kept in its context fills the list, never the pruned.
+    corpus = request.getfixturevalue(store)
+    found = [h.chunk.chunk_id for h in corpus.search(query, k=4)]
+    assert len(found) >= 3, found
+    picked, pruned = found[0], found[-1]
+    turns = [
+        [call("search_corpus", query=query)],
+        [call("prune_chunks", chunk_ids=[pruned])],
+        Decision(final=[FinalDocument(id=picked, justification="It.", score=0.2)]),
+    ]
+    plain, _, _ = await run(corpus, turns, question=question, top_k=5, search_max_chunks=4)
+    assert [e.chunk_id for e in plain.evidence] == [picked]
+    assert not any(f.startswith("final_list_filled") for f in plain.flags)
+
+    filled, _, _ = await run(
+        corpus, turns, question=question, top_k=5, search_max_chunks=4, fill_final_list=True
+    )
+    ids = [e.chunk_id for e in filled.evidence]
+    assert filled.trace[0].calls[0].added == found
+    assert ids[0] == picked and filled.evidence[0].justification == "It."
+    assert sorted(ids[1:]) == sorted(set(found) - {picked, pruned})
+    assert f"final_list_filled:{len(ids) - 1}" in filled.flags
+    assert all("not in a final list" in e.justification for e in filled.evidence[1:])
+    # A chunk filling the list never outscores the policy's own pick.
+    assert filled.evidence[0].score == 0.2
+    assert all(e.score <= 0.2 for e in filled.evidence[1:])

@@ -6,26 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graphs import HarnessConfig, ScriptedPolicy, asearch
+from sift.graphs import HarnessConfig, ScriptedPolicy, asearch, single_shot
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.types import Document
 
-from .conftest import call
-
-JA_DOCS = [
-    Document(id="kinkaku", title="金閣寺", text="金閣寺は足利義満が京都に建てた寺である。"),
-    Document(id="ginkaku", title="銀閣寺", text="銀閣寺は足利義政が京都の東山に建てた。"),
-    Document(id="fuji", title="富士山", text="富士山は日本で最も高い山である。"),
-    Document(id="biwa", title="琵琶湖", text="琵琶湖は滋賀県にある日本最大の湖である。"),
-]
-
-
-@pytest.fixture(scope="module")
-def ja_corpus(tmp_path_factory):
-    store = SqliteCorpus(tmp_path_factory.mktemp("seed") / "s", embedder="hash")
-    assert not store.upsert(JA_DOCS).failed
-    yield store
-    store.close()
+from .conftest import DOCS, call
 
 
 @pytest.mark.parametrize(
@@ -62,3 +46,30 @@ async def test_off_by_default_the_policy_makes_the_first_call(corpus):
     assert [v.turn for v in policy.views][:1] == [1]
     assert result.trace[0].calls[0].arguments == {"query": "Vesuvius"}
     assert HarnessConfig().seed_search is False
+
+
+class _RecordingCorpus(SqliteCorpus):
+    """The real store, keeping the weight each search was asked with."""
+
+    alphas: list[object]
+
+    def search(self, query, **kwargs):  # type: ignore[no-untyped-def, override]
+        self.alphas.append(kwargs.get("alpha", "store default"))
+        return super().search(query, **kwargs)
+
+
+async def test_the_seed_searches_as_single_shot_does_and_the_policy_with_search_alpha(tmp_path):
+    # search_alpha (0.5) is tuned for short sub-queries; the seed is the whole question,
+    # searched with the store's own weight as single_shot searches it, so the model
+    # starts from exactly what a plain search finds. Its own searches keep search_alpha.
+    corpus = _RecordingCorpus(tmp_path / "s", embedder="hash", chunk_tokens=24)
+    corpus.alphas = []
+    assert not corpus.upsert(DOCS).failed
+    question = "Which volcano buried Pompeii?"
+    policy = ScriptedPolicy([None, [call("search_corpus", query="Naples")]])
+    config = HarnessConfig(seed_search=True, max_turns=2, search_max_chunks=4)
+    result = await asearch(question, corpus, policy=policy, config=config)
+    assert corpus.alphas == ["store default", config.search_alpha]
+    plain = [e.chunk_id for e in single_shot(question, corpus, top_k=4).evidence]
+    assert result.trace[0].calls[0].added == plain
+    corpus.close()
