@@ -4,7 +4,8 @@ The terms the BM25 index holds are exactly `Analyzer.terms(text)`; what differs 
 computes them. Ingest must keep pace with the embedder, so text that tantivy's own
 analyzer (simple tokenizer, long-word filter, lower case, Snowball stemmer: native code)
 turns into the same terms is handed to tantivy as text; everything else (any CJK, marks,
-letters of scripts other than Latin, rare characters) is analysed in Python and handed
+letters of scripts other than Latin, rare characters) is analysed in Python; of its
+terms, those tantivy's analyzer gives back unchanged join the text, the rest are handed
 over pre-tokenized. The choice is made per text:
 
 - ASCII text: native. tantivy's simple tokenizer splits at every non-alphanumeric
@@ -52,6 +53,9 @@ _SPACE = re.compile(r"\s")
 # Characters from here on (CJK, Hangul, Yi, private use, compatibility forms...) are
 # all analysed in Python; probing only the ones below keeps the probe cheap.
 _PROBE_LIMIT = 0x3000
+# Terms whose round trip through tantivy's analyzer is remembered, at most (a corpus's
+# CJK bigrams and other Python terms are far fewer); past it each new one is asked again.
+_MAX_STABLE = 1_000_000
 
 
 class TantivyAnalysis:
@@ -64,6 +68,10 @@ class TantivyAnalysis:
         self._native = _native_analyzer(analyzer.max_word_chars, latin)
         # None (a Latin stemmer tantivy lacks): every text is analysed in Python.
         self._whitespace = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+        # The Python terms tantivy's analyzer gives back as themselves, and those it
+        # does not (see _parts); past _MAX_STABLE, new terms are asked again each text.
+        self._stable: set[str] = set()
+        self._unstable: set[str] = set()
 
     def register(self, index: tantivy.Index) -> None:
         """Registers the text fields' analyzer on an opened index."""
@@ -87,9 +95,37 @@ class TantivyAnalysis:
         self._put(doc, field, self._parts(text))
 
     def _parts(self, text: str) -> tuple[str, str | None]:
-        """(text for tantivy to analyse, the other terms joined by spaces or None)."""
+        """(text for tantivy to analyse, the other terms joined by spaces or None).
+
+        The terms computed in Python that tantivy's analyzer gives back unchanged (one
+        token, the term itself: a CJK bigram, a katakana word) join the text for
+        tantivy, which tokenizes it on its own threads; only the rest is handed over
+        pre-tokenized, a PreTokenizedString built token by token through Python objects
+        (for Japanese that cost more than the rest of the store's ingest analysis)."""
         native, pieces = self._split(text)
-        return native, " ".join(self.analyzer.terms(pieces)) if pieces else None
+        if not pieces:
+            return native, None
+        terms = self.analyzer.terms(pieces)
+        if self._native is None:
+            return native, " ".join(terms)
+        # Set operations, not a step per term: a Japanese passage has hundreds of terms,
+        # and nearly every one has been asked about before.
+        distinct = set(terms)
+        unstable = self._unstable & distinct
+        for term in distinct.difference(self._stable, self._unstable):
+            same = self._native.analyze(term) == [term]
+            if not same:
+                unstable.add(term)
+            if len(self._stable) + len(self._unstable) < _MAX_STABLE:
+                (self._stable if same else self._unstable).add(term)
+        if unstable:
+            kept = [t for t in terms if t not in unstable]
+            rest = [t for t in terms if t in unstable]
+        else:
+            kept, rest = terms, []
+        if kept:
+            native = " ".join([native, *kept] if native else kept)
+        return native, " ".join(rest) if rest else None
 
     def _put(self, doc: tantivy.Document, field: str, parts: tuple[str, str | None]) -> None:
         native, terms = parts
@@ -101,9 +137,9 @@ class TantivyAnalysis:
     def terms(self, text: str) -> list[str]:
         """The terms the index holds for `text`, computed as `fill` indexes them (for
         tests and diagnostics: as a multiset they equal `Analyzer.terms(text)`)."""
-        native, pieces = self._split(text)
+        native, terms = self._parts(text)
         out = list(self._native.analyze(native)) if native and self._native else []
-        return out + (self.analyzer.terms(pieces) if pieces else [])
+        return out + (terms.split() if terms else [])
 
     def _split(self, text: str) -> tuple[str, str]:
         """(text for tantivy's analyzer, text for the analyzer in Python). Terms never
