@@ -139,17 +139,23 @@ def _cjk_pieces_tokens(text: str, weights: np.ndarray | None) -> int:
     """The estimate of `text` under the CJK rules, given its `_char_weights` (None when
     it holds no CJK). A run of CJK costs its characters' weights and 1, summed from running
     totals over the whole text (one numpy pass, not a lookup per character)."""
-    _, cjk_pieces = _cjk_patterns()
     running: list[int] = []
     if weights is not None:
         import numpy as np
 
         running = [0, *np.cumsum(weights, dtype=np.int64).tolist()]
+    return _cjk_pieces_from(text, running, 0)
+
+
+def _cjk_pieces_from(text: str, running: list[int], base: int) -> int:
+    """`_cjk_pieces_tokens` given the running totals of the weights: running[base + i]
+    is the sum before text[i] (empty: no CJK), so that a batch shares one pass."""
+    _, cjk_pieces = _cjk_patterns()
     total = 0
     for match in cjk_pieces.finditer(text):
         start, end = match.span()
-        if running and running[start + 1] > running[start]:  # its first character is CJK
-            total += running[end] - running[start] + 1
+        if running and running[base + start + 1] > running[base + start]:  # CJK first
+            total += running[base + end] - running[base + start] + 1
             continue
         piece = match.group()
         first = piece[0]
@@ -178,14 +184,15 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
     out = [0] * len(texts)
     ascii_rows: list[int] = []
     ascii_parts: list[str] = []
+    cjk_rows = [row for row, text in enumerate(texts) if not text.isascii() and _has_cjk(text)]
+    flags, running, bases = _cjk_batch([texts[row] for row in cjk_rows])
+    charged = {row: base for row, flag, base in zip(cjk_rows, flags, bases, strict=True) if flag}
     for row, text in enumerate(texts):
         if text.isascii():
             ascii_rows.append(row)
             ascii_parts.append(text)
-            continue
-        weights = _char_weights(text) if _has_cjk(text) else None
-        if weights is not None and _charged(text, weights):
-            out[row] = _cjk_pieces_tokens(text, weights)
+        elif row in charged:
+            out[row] = _cjk_pieces_from(text, running, charged[row])
         else:
             # The words past ASCII (and any white space past it) go through the regex;
             # the rest, newlines and all, joins the numpy pass in its place.
@@ -198,6 +205,29 @@ def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
         for row, count in zip(ascii_rows, counts, strict=True):
             out[row] += count
     return out
+
+
+def _cjk_batch(texts: list[str]) -> tuple[list[bool], list[int], list[int]]:
+    """For texts that hold CJK, in one numpy pass over them joined: whether each is
+    charged as CJK (`_charged`), the running totals of their `_char_weights`, and where
+    each text starts in them (one pass instead of one per text: a Japanese passage is
+    short, and per text the arrays' setup cost more than the counting)."""
+    if not texts:
+        return [], [], []
+    import numpy as np
+
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = _weights()
+    weights = table[np.minimum(codes, len(table) - 1)]
+    bases = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum([len(text) for text in texts[:-1]], out=bases[1:])
+    # Every text holds a CJK character, so none is empty and reduceat sums each one.
+    cjk = np.add.reduceat((weights > 0).astype(np.int64), bases)
+    letters = ((codes >= 65) & (codes <= 90)) | ((codes >= 97) & (codes <= 122))  # _LATIN
+    latin = np.add.reduceat(letters.astype(np.int64), bases)
+    charged = (cjk > 0) & (cjk * LATIN_PER_CJK >= latin)
+    running = [0, *np.cumsum(weights, dtype=np.int64).tolist()]
+    return charged.tolist(), running, bases.tolist()
 
 
 def _split_past_ascii(text: str) -> tuple[str, str]:
