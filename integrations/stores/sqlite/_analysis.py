@@ -112,12 +112,16 @@ class TantivyAnalysis:
         # and nearly every one has been asked about before.
         distinct = set(terms)
         unstable = self._unstable & distinct
-        for term in distinct.difference(self._stable, self._unstable):
-            same = self._native.analyze(term) == [term]
-            if not same:
-                unstable.add(term)
-            if len(self._stable) + len(self._unstable) < _MAX_STABLE:
-                (self._stable if same else self._unstable).add(term)
+        new = list(distinct.difference(self._stable, self._unstable))
+        # One call for the text's new terms, then one a term only when some came back
+        # other than themselves. Equal lists mean every term came back as itself: no
+        # term holds white space (two cannot merge), and a term tantivy drops or splits
+        # cannot reappear whole as one of its tokens.
+        if new and self._native.analyze(" ".join(new)) != new:
+            unstable.update(t for t in new if self._native.analyze(t) != [t])
+        if len(self._stable) + len(self._unstable) < _MAX_STABLE:
+            self._unstable.update(unstable)
+            self._stable.update(t for t in new if t not in unstable)
         if unstable:
             kept = [t for t in terms if t not in unstable]
             rest = [t for t in terms if t in unstable]
