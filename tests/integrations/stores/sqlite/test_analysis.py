@@ -78,6 +78,26 @@ def test_the_index_holds_exactly_the_analyzers_terms(analyzer: Analyzer) -> None
         assert Counter(analysis.terms(text)) == Counter(analyzer.terms(text)), text[:120]
 
 
+def test_terms_tantivy_gives_back_unchanged_join_its_text_and_the_rest_stay_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Japanese bigrams come back from tantivy's analyzer as themselves, so they are handed
+    # over as text; a word with a combining mark does not (tantivy splits at the mark),
+    # so it stays pre-tokenized. With nothing remembered (the cap at 0) every text asks
+    # again and the terms are the same.
+    analyzer = default_analyzer()
+    mixed = "東京タワーは高い。Алекса́ндров went to Tōkyō."
+    for cap in (200_000, 0):
+        monkeypatch.setattr("sift.integrations.stores.sqlite._analysis._MAX_STABLE", cap)
+        analysis = TantivyAnalysis(analyzer)
+        for _ in range(2):  # the second time from what the first remembered
+            native, rest = analysis._parts(mixed)
+            assert "東京" in native.split() and rest is not None
+            assert [t for t in rest.split() if "\u0301" in t], rest
+            assert Counter(analysis.terms(mixed)) == Counter(analyzer.terms(mixed))
+        assert bool(analysis._stable) == bool(cap)
+
+
 def test_english_text_is_left_to_tantivy_and_japanese_to_python() -> None:
     analysis = TantivyAnalysis(default_analyzer())
     assert analysis._split("The Running Dogs") == ("The Running Dogs", "")
