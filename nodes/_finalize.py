@@ -43,14 +43,14 @@ def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
     candidates = episode.live_chunk_ids()
     if not candidates:
         # Nothing is left in the context: the budget pruned it all. What the harness
-        # pruned still beats nothing; what the model pruned it judged worthless.
-        by_model = {
-            chunk_id
-            for turn in episode.trace
-            for call in turn.calls
-            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness"
-            for chunk_id in call.pruned
-        }
+        # pruned still beats nothing; what the model pruned it judged worthless, unless
+        # a later call of its own showed the chunk again (it took it back).
+        by_model: set[str] = set()
+        for turn in episode.trace:
+            for call in turn.calls:
+                by_model.difference_update(call.resurfaced)
+                if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
+                    by_model.update(call.pruned)
         candidates = [c for c in episode.seen if c not in by_model]
     if not candidates:
         return []

@@ -156,3 +156,24 @@ async def test_rejected_turns_end_on_budget(corpus, run):
     never_past_budget(result, policy)
     assert result.stopped_because == "budget"
     assert "consecutive turns" in result.error
+
+
+async def test_budget_pruned_everything_a_chunk_the_model_took_back_is_still_evidence(corpus, run):
+    # The model pruned pompeii_0, then its grep showed it again (back in its context);
+    # then the budget pruned everything. The fallback leaves out what the model pruned,
+    # but not a chunk it took back.
+    def enormous(view):
+        return Decision(
+            tool_calls=[ToolCall(name="search_corpus", arguments={"query": "x"})],
+            prompt_tokens=10_000,
+        )
+
+    turns = [
+        search("Pompeii buried ash"),
+        [call("prune_chunks", chunk_ids=["pompeii_0"]), call("grep_corpus", pattern="Roman town")],
+        enormous,
+    ]
+    result, _, _ = await run(corpus, turns, **TIERS)
+    assert result.trace[1].calls[1].resurfaced == ["pompeii_0"]
+    assert result.stopped_because == "budget"
+    assert "pompeii_0" in [e.chunk_id for e in result.evidence]
