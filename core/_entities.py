@@ -34,17 +34,18 @@ __all__ = ["EntityLimits", "Mention", "entity_key", "extract_mentions", "questio
 
 @dataclass(frozen=True)
 class EntityLimits:
-    """How text is read for entities (`EntityGraphConfig.limits()` builds them)."""
+    """How text is read for entities (`EntityGraphConfig.limits()` builds them: every
+    number, and its default, is the configuration's)."""
 
-    min_span_chars: int = 3
-    max_span_words: int = 8
-    quote_min_chars: int = 2
-    quote_max_chars: int = 80
-    number_min_digits: int = 4
-    number_max_digits: int = 4
-    cjk_min_chars: int = 2
-    cjk_max_chars: int = 16
-    max_mentions: int = 200
+    min_span_chars: int
+    max_span_words: int
+    quote_min_chars: int
+    quote_max_chars: int
+    number_min_digits: int
+    number_max_digits: int
+    cjk_min_chars: int
+    cjk_max_chars: int
+    max_mentions: int
 
 
 @dataclass(frozen=True)
@@ -283,12 +284,20 @@ def _mentions(text: str, limits: EntityLimits, *, prose: bool, title: str = "") 
     return out
 
 
+def _default_limits() -> EntityLimits:
+    # The configuration's defaults, not the environment's. Imported here, not at the
+    # top: sift.entity_graph imports this module.
+    from sift.entity_graph import EntityGraphConfig
+
+    return EntityGraphConfig.model_construct().limits()
+
+
 def extract_mentions(title: str, text: str, limits: EntityLimits | None = None) -> list[Mention]:
     """The entities a passage names, each once (first place), its title's first."""
-    return _mentions(text, limits or EntityLimits(), prose=True, title=title)
+    return _mentions(text, limits or _default_limits(), prose=True, title=title)
 
 
 def question_mentions(question: str, limits: EntityLimits | None = None) -> list[Mention]:
     """The entities a question names: as in a passage, except that a lone capitalised
     word opening it counts too ("Signmark is from ...") unless it is a function word."""
-    return _mentions(question, limits or EntityLimits(), prose=False)
+    return _mentions(question, limits or _default_limits(), prose=False)

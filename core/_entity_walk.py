@@ -28,16 +28,17 @@ __all__ = ["EntityGraph", "WalkLimits", "WalkResult"]
 
 @dataclass(frozen=True)
 class WalkLimits:
-    """The numbers of one walk (`EntityGraphConfig.walk_limits()` builds them)."""
+    """The numbers of one walk (`EntityGraphConfig.walk_limits()` builds them: every
+    number, and its default, is the configuration's)."""
 
-    steps: int = 2
-    restart: float = 0.3
-    max_df_share: float = 0.02
-    max_df_floor: int = 20
-    chunk_seed_weight: float = 0.5
-    frontier: int = 512
-    top_entities: int = 20
-    title_edge_weight: float = 10.0
+    steps: int
+    restart: float
+    max_df_share: float
+    max_df_floor: int
+    chunk_seed_weight: float
+    frontier: int
+    top_entities: int
+    title_edge_weight: float
 
 
 @dataclass
@@ -47,6 +48,14 @@ class WalkResult:
     chunks: list[tuple[str, float]]
     via: dict[str, str]
     entities: list[tuple[str, float]]
+
+
+def _default_limits() -> WalkLimits:
+    # The configuration's defaults, not the environment's. Imported here, not at the
+    # top: sift.entity_graph imports this module.
+    from sift.entity_graph import EntityGraphConfig
+
+    return EntityGraphConfig.model_construct().walk_limits()
 
 
 class EntityGraph:
@@ -140,7 +149,7 @@ class EntityGraph:
     ) -> WalkResult:
         """Chunks (and entities) nearest the seeds, best first; `exclude`d chunks are
         walked through but not returned (seed chunks are returned unless excluded)."""
-        lim = limits or WalkLimits()
+        lim = limits or _default_limits()
         ok = self.walkable(lim)
         e_seed: dict[int, float] = {}
         for key in entity_seeds:

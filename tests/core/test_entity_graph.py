@@ -225,11 +225,22 @@ def test_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         EntityGraphConfig(restart=1.5)
 
 
-def test_the_configuration_defaults_are_the_limits_defaults() -> None:
-    # A walk or extraction given no limits uses the dataclasses' defaults: they must be
-    # the configuration's, so that "no configuration" and "the default one" agree.
-    config = EntityGraphConfig()
-    assert config.limits() == EntityLimits()
-    assert config.walk_limits() == WalkLimits()
+def test_no_limits_given_means_the_configurations_defaults(monkeypatch) -> None:
+    # Every number is EntityGraphConfig's: an extraction or a walk given no limits uses
+    # its defaults (not the environment's), and the limits carry no second copy.
+    monkeypatch.setenv("SIFT_GRAPH_CJK_MAX_CHARS", "3")
+    monkeypatch.setenv("SIFT_GRAPH_STEPS", "1")
+    assert EntityGraphConfig().limits().cjk_max_chars == 3
+    text = "東京スカイツリーは墨田区にある。"
+    defaults = EntityGraphConfig.model_construct()
+    assert defaults.cjk_max_chars == 16
+    assert passage_entities("", text) == passage_entities("", text, defaults.limits())
+    assert passage_entities("", text) != passage_entities("", text, EntityGraphConfig().limits())
+    graph = _toy()
+    assert graph.walk(["signmark"]) == graph.walk(["signmark"], limits=defaults.walk_limits())
+    with pytest.raises(TypeError):
+        EntityLimits()  # type: ignore[call-arg]  # no defaults of its own
+    with pytest.raises(TypeError):
+        WalkLimits()  # type: ignore[call-arg]
     assert EntityGraphConfig(cjk_max_chars=5, frontier=7).limits().cjk_max_chars == 5
     assert EntityGraphConfig(cjk_max_chars=5, frontier=7).walk_limits().frontier == 7
