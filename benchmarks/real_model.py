@@ -99,8 +99,10 @@ CONFIG = HarnessConfig(
 )
 # llama-server's context: the budget plus the tool declarations and the model's replies.
 CONTEXT_TOKENS = 12288
-# chat_seed / ollama_seed: the same policies with HarnessConfig.seed_search (the harness
-# searches the question as written before the model's first turn).
+# chat_seed / ollama_seed: the same policies with the small-model recipe,
+# HarnessConfig.seed_search (the harness searches the question as written before the
+# model's first turn) and fill_final_list (a short final list is topped up from the
+# context the model kept); each row also scores the policy's list alone.
 MODEL_SYSTEMS = ("chat", "ollama", "chat_seed", "ollama_seed")
 SYSTEMS = ("single_shot", "heuristic", *MODEL_SYSTEMS)
 DEFAULT_SYSTEMS = ("single_shot", "heuristic", "chat", "ollama")
@@ -516,6 +518,10 @@ def score(
 ) -> dict[str, Any]:
     docs = list(dict.fromkeys(e.doc_id for e in result.evidence))[:10]
     gold = list(q["supporting_doc_ids"])
+    # fill_final_list's chunks are the evidence's last: without them, the policy's own.
+    filled = sum(int(f.split(":")[1]) for f in result.flags if f.startswith("final_list_filled:"))
+    own = result.evidence[: len(result.evidence) - filled]
+    own_docs = list(dict.fromkeys(e.doc_id for e in own))[:10]
     calls = [c for turn in result.trace for c in turn.calls if c.arguments.get("by") != "harness"]
     refused = [c for c in calls if c.error and "rejected" in c.error]
     malformed = [c for c in calls if c.error and c not in refused]
@@ -532,6 +538,8 @@ def score(
         "malformed_calls": len(malformed),
         "errors": [c.error[:160] for c in calls if c.error][:8],
         "all_gold_top10": all(g in docs for g in gold),
+        "all_gold_top10_unfilled": all(g in own_docs for g in gold),
+        "filled": filled,
         "gold_found_top10": sum(g in docs for g in gold),
         "gold": len(gold),
         "evidence": len(result.evidence),
@@ -640,7 +648,10 @@ async def _episode(system, q, store, server, fake, recorder, args) -> SearchResu
 
 
 def config_of(system: str) -> HarnessConfig:
-    return CONFIG.merged({"seed_search": True}) if system.endswith("_seed") else CONFIG
+    """The seeded systems run the small-model recipe: seed_search and fill_final_list."""
+    if system.endswith("_seed"):
+        return CONFIG.merged({"seed_search": True, "fill_final_list": True})
+    return CONFIG
 
 
 # --------------------------------------------------------------------------- report
@@ -695,8 +706,12 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "the no-model planner; chat is `ChatModelPolicy` (LangChain's ChatOpenAI on "
         "llama-server's /v1); ollama is `OllamaPolicy` against the loopback Ollama "
         "answering from the same llama-server; chat_seed and ollama_seed are the same "
-        "two with `HarnessConfig(seed_search=True)`: turn 1 is the harness's search of the "
-        "question as written (counted among the calls), the model decides from turn 2.",
+        "two with the small-model recipe, `HarnessConfig(seed_search=True, "
+        "fill_final_list=True)`: turn 1 is the harness's search of the question as written, "
+        "as single-shot searches it (counted among the calls), the model decides from turn "
+        "2, and a final list shorter than 10 is topped up from the context the model kept "
+        '(never a chunk it pruned). "without fill" scores the same episodes on the '
+        "model's own list alone.",
         "",
         "Regenerate (resumes from real_model.jsonl; delete it to start over):",
         "",
@@ -708,10 +723,11 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "",
         f"## Summary on the {len(common)} questions every system finished",
         "",
-        "| system | set | episodes | all gold in top 10 | stopped (final/max_turns/budget/"
-        "error) | mean turns | calls | from text | refused | malformed | cut off replies "
-        "| evidence the model pruned | mean wall s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| system | set | episodes | all gold in top 10 | without fill | lists filled "
+        "| stopped (final/max_turns/budget/error) | mean turns | calls | from text | refused "
+        "| malformed | cut off replies | evidence the model pruned | mean wall s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+        "| --- |",
     ]
     for system in SYSTEMS:
         for name in ("hotpotqa", "jsquad", "all"):
@@ -729,6 +745,8 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
             lines.append(
                 f"| {system} | {name} | {len(rs)} | "
                 f"{sum(r['all_gold_top10'] for r in rs)}/{len(rs)} | "
+                f"{sum(r.get('all_gold_top10_unfilled', r['all_gold_top10']) for r in rs)} | "
+                f"{sum(r.get('filled', 0) > 0 for r in rs)} | "
                 f"{stops['final']}/{stops['max_turns']}/{stops['budget']}/{stops['error']} | "
                 f"{sum(r['turns'] for r in rs) / len(rs):.1f} | "
                 f"{sum(sum(r['calls_by_tool'].values()) for r in rs)} | "
@@ -796,6 +814,7 @@ def write_fixtures(max_tokens: int) -> None:
                 "config": config_of(system).model_dump(
                     include={
                         "seed_search",
+                        "fill_final_list",
                         "max_turns",
                         "threshold_tokens",
                         "rejection_tokens",
