@@ -67,7 +67,7 @@ from sift.graphs.policies.heuristic import HeuristicPlanner
 from sift.integrations.ollama import OllamaPolicy
 from sift.integrations.ollama.testing import FakeOllama, Reply
 from sift.llm import read_text_calls
-from sift.types import SearchResult
+from sift.types import SearchResult, pruned_by_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "benchmarks"
@@ -497,18 +497,6 @@ def open_store(name: str, progress: Progress):
 # --------------------------------------------------------------------------- scoring
 
 
-def model_pruned(result: SearchResult) -> set[str]:
-    """Chunks the model pruned and no later call showed again (in call order: a chunk
-    pruned, then fetched back by the model's own grep or read, is in its context)."""
-    out: set[str] = set()
-    for turn in result.trace:
-        for call in turn.calls:
-            out.difference_update(call.resurfaced)
-            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
-                out.update(call.pruned)
-    return out
-
-
 def score(
     q: dict[str, Any],
     system: str,
@@ -525,7 +513,7 @@ def score(
     calls = [c for turn in result.trace for c in turn.calls if c.arguments.get("by") != "harness"]
     refused = [c for c in calls if c.error and "rejected" in c.error]
     malformed = [c for c in calls if c.error and c not in refused]
-    pruned = model_pruned(result)
+    pruned = pruned_by_policy(result.trace)
     row: dict[str, Any] = {
         "set": q["set"],
         "question_id": q["id"],

@@ -6,6 +6,7 @@ LangGraph state all speak the same, validated shapes (DESIGN "The episode: contr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -32,6 +33,7 @@ __all__ = [
     "TurnTrace",
     "UpsertReport",
     "Usage",
+    "pruned_by_policy",
 ]
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -260,6 +262,19 @@ class TurnTrace(BaseModel):
     tokens_after: int = 0
     wall_ms: float = 0.0
     note: str | None = None
+
+
+def pruned_by_policy(trace: Iterable[TurnTrace]) -> set[str]:
+    """The chunks a policy pruned that no later call showed again, read in call order (a
+    chunk pruned, then fetched back by the policy's own grep or read, is in its context
+    again); the harness's own prunes (`by: harness`) are not the policy's."""
+    out: set[str] = set()
+    for turn in trace:
+        for call in turn.calls:
+            out.difference_update(call.resurfaced)
+            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
+                out.update(call.pruned)
+    return out
 
 
 class Usage(BaseModel):

@@ -12,7 +12,15 @@ from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
 from sift.progress import Finished
-from sift.types import Evidence, FinalDocument, FoundBy, SearchResult, SeenChunk, Usage
+from sift.types import (
+    Evidence,
+    FinalDocument,
+    FoundBy,
+    SearchResult,
+    SeenChunk,
+    Usage,
+    pruned_by_policy,
+)
 
 if TYPE_CHECKING:
     from sift.protocols import Reranker
@@ -45,12 +53,7 @@ def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
         # Nothing is left in the context: the budget pruned it all. What the harness
         # pruned still beats nothing; what the model pruned it judged worthless, unless
         # a later call of its own showed the chunk again (it took it back).
-        by_model: set[str] = set()
-        for turn in episode.trace:
-            for call in turn.calls:
-                by_model.difference_update(call.resurfaced)
-                if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
-                    by_model.update(call.pruned)
+        by_model = pruned_by_policy(episode.trace)
         candidates = [c for c in episode.seen if c not in by_model]
     if not candidates:
         return []

@@ -34,7 +34,7 @@ from sift.integrations.ollama import OllamaPolicy
 from sift.integrations.ollama.testing import FakeOllama, Reply
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.llm import read_text_calls
-from sift.types import Document, SearchResult
+from sift.types import Document, SearchResult, pruned_by_policy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
 
@@ -161,17 +161,6 @@ def written_calls(recorded: dict[str, Any]) -> int:
     )
 
 
-def model_pruned(result: SearchResult) -> set[str]:
-    """Chunks the model pruned that no later call showed again."""
-    out: set[str] = set()
-    for turn in result.trace:
-        for call in turn.calls:
-            out.difference_update(call.resurfaced)
-            if call.tool == "prune_chunks" and call.arguments.get("by") != "harness":
-                out.update(call.pruned)
-    return out
-
-
 def check_episode(
     episode: dict[str, Any], result: SearchResult, sent: list[list[dict[str, Any]]]
 ) -> None:
@@ -223,7 +212,7 @@ def check_episode(
                 assert '"arguments"' not in m["content"], m["content"][:200]
                 assert "<tool_call>" not in m["content"]
     # The evidence never holds a chunk the model pruned.
-    pruned = model_pruned(result)
+    pruned = pruned_by_policy(result.trace)
     assert not [e.chunk_id for e in result.evidence if e.chunk_id in pruned]
 
 
