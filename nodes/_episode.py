@@ -170,6 +170,11 @@ class Episode(BaseModel):
                     episode.blocks.setdefault(segment.chunk_id, []).append(segment)
         return episode
 
+    @property
+    def seeding(self) -> bool:
+        """Whether this turn is the harness's seed search (`seed_search`, turn 1)."""
+        return self.turn == 1 and self.config.seed_search
+
     # ------------------------------------------------------------------ tokens and time
 
     @property

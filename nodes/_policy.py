@@ -58,8 +58,7 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             # (the store's own weight): search_alpha suits the short sub-queries of a
             # planner or a model, and the seed is to start the model from what a plain
             # search finds.
-            seeded = episode.turn == 1 and config.seed_search
-            task["alpha"] = None if seeded else config.search_alpha
+            task["alpha"] = None if episode.seeding else config.search_alpha
             task["exclude"] = exclude
             task["filters"] = filters
         elif name == "grep_corpus":
@@ -97,7 +96,7 @@ async def _decide(
     view = episode.view()
     estimate_at_view = episode.estimated_tokens
     try:
-        if episode.turn == 1 and episode.config.seed_search:
+        if episode.seeding:
             decision = _seed(episode)
         else:
             decision = await asyncio.wait_for(services.policy.decide(view), episode.time_left())
