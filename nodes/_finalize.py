@@ -113,15 +113,15 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
         for chunk_id, item in _expand_final(episode, episode.final):
             ranked.append((chunk_id, item.justification, item.score, item.via_entity))
     filling: set[str] = set()
+    named = {c for c, *_ in ranked}
     if not ranked:
         ranked = [
             (c, _describe(episode.seen[c]), None, None) for c in fallback_ranking(episode, reranker)
         ]
-    elif episode.config.fill_final_list and len({c for c, *_ in ranked}) < episode.top_k:
+    elif episode.config.fill_final_list and len(named) < episode.top_k:
         # The policy's list first, then what it kept in its context without naming it:
         # every chunk named is live (_expand_final takes no pruned one), so the fallback
         # ranking here is over the live context and never brings back a pruned chunk.
-        named = {c for c, *_ in ranked}
         rest = [c for c in fallback_ranking(episode, reranker) if c not in named]
         filling = set(rest)
         ranked += [(c, _describe(episode.seen[c]), None, None) for c in rest]
