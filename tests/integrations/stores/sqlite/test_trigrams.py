@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.integrations.stores.sqlite._trigrams import BLOCK, TrigramIndex, trigram_bits
+from sift.integrations.stores.sqlite._trigrams import BLOCK, TrigramIndex, _codes, trigram_bits
 from sift.types import Document
 
 WORDS = [
@@ -241,3 +241,23 @@ def test_every_trigram_of_odd_text_is_found(tmp_path: Path, always: Callable[[],
         folded = text.casefold()
         for at in range(len(folded) - 2):
             assert rowid in _found(index, folded[at : at + 3]), (text, at)
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["River BANK", "Kelvin", "東京タワーＡＢＣ", "Σίσυφος ΟΔΟΣ", "", "ＳＩＦＴ ｓｉｆｔ"],
+        ["straße STRASSE", "plain"],  # ß folds to two characters
+        ["ﬁnance", "İstanbul"],  # so do ﬁ and İ
+        ["𠮷野家 ABC", "x"],  # past the basic plane
+        ["bad \udcff byte \ud800 here", "tab\tnew\nline\x00nul\x7f"],
+        [],
+    ],
+)
+def test_code_points_are_the_casefolded_texts(texts: list[str]) -> None:
+    # The table that folds a batch's code points must agree with str.casefold, on the
+    # table's path and on the fallbacks.
+    folded = [t.casefold() for t in texts]
+    codes, lengths = _codes(texts)
+    assert lengths.tolist() == [len(f) for f in folded]
+    assert "".join(map(chr, codes.tolist())) == "".join(folded)
