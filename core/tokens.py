@@ -49,8 +49,6 @@ _PLAIN_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_", re.UNICODE)
 # (The same trick on other text is slower than the loop: Unicode classes cost more per
 # match than per piece.)
 _ASCII_TOKENS = re.compile(r"[A-Za-z]{1,4}|[0-9]{1,3}|\n+|[^\w\s]|_")
-# A character past ASCII: a text's ASCII pass must leave out the word around it.
-_PAST_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 @cache
@@ -144,18 +142,12 @@ def _cjk_pieces_tokens(text: str, weights: np.ndarray | None) -> int:
         import numpy as np
 
         running = [0, *np.cumsum(weights, dtype=np.int64).tolist()]
-    return _cjk_pieces_from(text, running, 0)
-
-
-def _cjk_pieces_from(text: str, running: list[int], base: int) -> int:
-    """`_cjk_pieces_tokens` given the running totals of the weights: running[base + i]
-    is the sum before text[i] (empty: no CJK), so that a batch shares one pass."""
     _, cjk_pieces = _cjk_patterns()
     total = 0
     for match in cjk_pieces.finditer(text):
         start, end = match.span()
-        if running and running[base + start + 1] > running[base + start]:  # CJK first
-            total += running[base + end] - running[base + start] + 1
+        if running and running[start + 1] > running[start]:  # CJK first
+            total += running[end] - running[start] + 1
             continue
         piece = match.group()
         first = piece[0]
@@ -170,162 +162,217 @@ def _cjk_pieces_from(text: str, running: list[int], base: int) -> int:
     return total
 
 
-def estimate_tokens_many(texts: Sequence[str]) -> list[int]:
-    """`estimate_tokens` of each text, the same numbers, with the ASCII texts counted
-    together in one pass of numpy (3-4x faster than the regex per text; the estimate was
-    a fifth of an ingest's chunk-and-embed CPU).
+def estimate_tokens_many(texts: Sequence[str], *, cjk_context: bool = False) -> list[int]:
+    """`estimate_tokens` of each text (with `cjk_context`, as it gives them), the same
+    numbers, counted together in a few numpy passes over the texts joined: the regex a
+    text was most of chunking a batch, and chunking as much CPU as embedding it.
 
-    A text past ASCII that is not charged as CJK (English with a dash or an accent, a
-    third of HotpotQA's passages) has its words past ASCII taken out
-    (`_split_past_ascii`): they go through the regex, and the rest, spaces left in their
-    place, joins the numpy pass. The pieces' pattern never matches white space but
-    newlines, so the counts add up. (The regex's Unicode classes cost about 85 ns a
-    character: 60-75 us for such a passage alone, against about 10 this way.)"""
-    out = [0] * len(texts)
+    Each character has a class by table, one for each alternative of the pieces'
+    patterns: a letter, a digit, a newline, a character that is a piece on its own,
+    white space, and in text under the CJK rules a CJK character. A run of one class is
+    one piece (a run of characters that are pieces on their own, one each), and costs
+    what the rules charge such a piece. The runs holding a character past ASCII (few,
+    in English) are then charged by their own rules. A text holding a character past
+    the basic plane, or a digit run that the pattern's greedy `\\d+` carries on into a CJK
+    digit ("1２"), is estimated by `estimate_tokens` itself."""
     ascii_rows: list[int] = []
-    ascii_parts: list[str] = []
-    cjk_rows = [row for row, text in enumerate(texts) if not text.isascii() and _has_cjk(text)]
-    flags, running, bases = _cjk_batch([texts[row] for row in cjk_rows])
-    charged = {row: base for row, flag, base in zip(cjk_rows, flags, bases, strict=True) if flag}
+    other_rows: list[int] = []
     for row, text in enumerate(texts):
-        if text.isascii():
-            ascii_rows.append(row)
-            ascii_parts.append(text)
-        elif row in charged:
-            out[row] = _cjk_pieces_from(text, running, charged[row])
-        else:
-            # The words past ASCII (and any white space past it) go through the regex;
-            # the rest, newlines and all, joins the numpy pass in its place.
-            ascii_rows.append(row)
-            ascii_part, others = _split_past_ascii(text)
-            ascii_parts.append(ascii_part)
-            out[row] = _plain_tokens(others)
-    if ascii_rows:
-        counts = _ascii_tokens_many(ascii_parts)
-        for row, count in zip(ascii_rows, counts, strict=True):
-            out[row] += count
+        (ascii_rows if text.isascii() and not cjk_context else other_rows).append(row)
+    out = [0] * len(texts)
+    # ASCII texts apart: their bytes are a quarter of the memory traffic.
+    for rows in _groups(texts, ascii_rows) + _groups(texts, other_rows):
+        counts = _counted_together([texts[row] for row in rows], cjk_context)
+        for row, count in zip(rows, counts, strict=True):
+            if count is None:
+                count = estimate_tokens(texts[row], cjk_context=cjk_context)
+            out[row] = count
     return out
 
 
-def _cjk_batch(texts: list[str]) -> tuple[list[bool], list[int], list[int]]:
-    """For texts that hold CJK, in one numpy pass over them joined: whether each is
-    charged as CJK (`_charged`), the running totals of their `_char_weights`, and where
-    each text starts in them (one pass instead of one per text: a Japanese passage is
-    short, and per text the arrays' setup cost more than the counting)."""
-    if not texts:
-        return [], [], []
-    import numpy as np
-
-    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    table = _weights()
-    weights = table[np.minimum(codes, len(table) - 1)]
-    bases = np.zeros(len(texts), dtype=np.int64)
-    np.cumsum([len(text) for text in texts[:-1]], out=bases[1:])
-    # Every text holds a CJK character, so none is empty and reduceat sums each one.
-    cjk = np.add.reduceat((weights > 0).astype(np.int64), bases)
-    letters = ((codes >= 65) & (codes <= 90)) | ((codes >= 97) & (codes <= 122))  # _LATIN
-    latin = np.add.reduceat(letters.astype(np.int64), bases)
-    charged = (cjk > 0) & (cjk * LATIN_PER_CJK >= latin)
-    running = [0, *np.cumsum(weights, dtype=np.int64).tolist()]
-    return charged.tolist(), running, bases.tolist()
+# Texts are counted together up to about this many characters: the arrays of a larger
+# group outgrow the CPU's caches and, fresh each time, cost page faults (2WikiMultihopQA
+# 5 us a passage by 64, 11 by 512, 13 by 2,048; measured).
+_GROUP_CHARS = 32_768
 
 
-def _split_past_ascii(text: str) -> tuple[str, str]:
-    """`text` with every word (cut at white space, as str.split cuts) that holds a
-    character past ASCII, and every white space character past ASCII, put in the second
-    string (joined by spaces) and a space left in its place in the first. Found from the
-    few characters past ASCII, not by a pass over every word: such text is mostly English
-    with a name or a dash (a third of HotpotQA's passages)."""
-    kept: list[str] = []
-    moved: list[str] = []
-    cursor = 0
-    size = len(text)
-    for match in _PAST_ASCII.finditer(text):
-        at = match.start()
-        if at < cursor:
-            continue  # in the word just moved
-        start, end = at, at + 1
-        if not text[at].isspace():
-            while start > cursor and not text[start - 1].isspace():
-                start -= 1
-            while end < size and not text[end].isspace():
-                end += 1
-        kept.append(text[cursor:start])
-        moved.append(text[start:end])
-        cursor = end
-    kept.append(text[cursor:])
-    return " ".join(kept), " ".join(moved)
+def _groups(texts: Sequence[str], rows: list[int]) -> list[list[int]]:
+    groups: list[list[int]] = []
+    size = _GROUP_CHARS
+    for row in rows:
+        if size >= _GROUP_CHARS:
+            groups.append([])
+            size = 0
+        groups[-1].append(row)
+        size += len(texts[row])
+    return groups
 
 
-# The classes of ASCII characters `_ASCII_TOKENS` tells apart, as its alternatives match
-# them: a run of letters is ceil(n / 4) tokens, of digits ceil(n / 3), of newlines one;
+# The classes of characters the pieces' patterns tell apart, as their alternatives match
+# them: a run of letters ([^\W\d_]) is one piece, of digits (\d) one, of newlines one;
 # every other character that is neither a word character nor white space, and every
-# underscore, one each; other white space none.
-_NONE, _LETTER, _DIGIT, _NEWLINE, _SINGLE = range(5)
+# underscore, is a piece of its own; other white space is none. Under the CJK rules a
+# CJK character is of its own class whatever else it is (its alternative comes first).
+_NONE, _LETTER, _DIGIT, _NEWLINE, _SINGLE, _CJK_CHAR = range(6)
+# What a letter run's first character makes of it (_plain_tokens): a letter, a digit
+# that is no decimal digit ("²", "isdigit"), or neither ("Ⅻ").
+_ALPHA, _DIGIT_LIKE, _OTHER = range(3)
+_BASIC_PLANE = 0x10000
 
 
 @cache
-def _ascii_classes() -> np.ndarray:
+def _classes() -> tuple[np.ndarray, np.ndarray]:
+    """(class, first-character kind) of every code point of the basic plane, found by
+    the patterns themselves over all of them (about 15 ms, once)."""
     import numpy as np
 
-    table = np.zeros(128, dtype=np.uint8)
-    for code in range(128):
-        char = chr(code)
-        if re.fullmatch("[A-Za-z]", char):
-            table[code] = _LETTER
-        elif re.fullmatch("[0-9]", char):
-            table[code] = _DIGIT
-        elif char == "\n":
-            table[code] = _NEWLINE
-        elif re.fullmatch(r"[^\w\s]|_", char):
-            table[code] = _SINGLE
-    return table
+    every = "".join(map(chr, range(_BASIC_PLANE)))
+    classes = np.zeros(_BASIC_PLANE, dtype=np.uint8)
+    for pattern, kind in ((r"[^\W\d_]", _LETTER), (r"\d", _DIGIT), (r"[^\w\s]|_", _SINGLE)):
+        at = [match.start() for match in re.finditer(pattern, every)]
+        classes[np.array(at, dtype=np.int64)] = kind
+    classes[ord("\n")] = _NEWLINE
+    letters = np.flatnonzero(classes == _LETTER)
+    kinds = np.full(_BASIC_PLANE, _OTHER, dtype=np.uint8)
+    kinds[letters] = [
+        _ALPHA if chr(code).isalpha() else _DIGIT_LIKE if chr(code).isdigit() else _OTHER
+        for code in letters.tolist()
+    ]
+    return classes, kinds
+
+
+# Runs are charged by table up to this length (longer ones, rare, by formula).
+_TABLED_RUN = 256
 
 
 @cache
-def _run_costs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per class: a run of n characters costs min((n + add) // divide, most) tokens."""
+def _run_costs() -> np.ndarray:
+    """`_run_cost` by class and length, up to _TABLED_RUN - 1: one gather a run instead of
+    integer divisions (which cost more than the rest of the count)."""
     import numpy as np
 
-    add = np.zeros(5, dtype=np.int64)
-    divide = np.ones(5, dtype=np.int64)
-    most = np.full(5, np.iinfo(np.int64).max, dtype=np.int64)
-    add[_LETTER], divide[_LETTER] = 3, 4  # ceil(n / 4)
-    add[_DIGIT], divide[_DIGIT] = 2, 3  # ceil(n / 3)
-    most[_NEWLINE] = 1
-    most[_NONE] = 0
-    return add, divide, most
+    kind, n = np.indices((_CJK_CHAR + 1, _TABLED_RUN), dtype=np.int64)
+    return _run_cost(kind, n)
 
 
-def _ascii_tokens_many(texts: list[str]) -> list[int]:
-    """len(_ASCII_TOKENS.findall(text)) of each ASCII text: the texts joined by spaces
-    (white space ends every run and costs nothing), cut into runs of one class, each run
-    charged as the regex would match it and credited to the text it starts in."""
+def _run_cost(kind: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """What runs of these classes and lengths cost were they ASCII: letters ceil(n / 4)
+    (a Latin word), digits ceil(n / 3), newlines 1, the others one a character, white
+    space none (CJK runs are charged apart)."""
     import numpy as np
 
-    joined = " ".join(texts)
-    if not joined:
-        return [0] * len(texts)
-    classes = _ascii_classes()[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
-    changes = np.empty(len(classes), dtype=bool)
-    changes[0] = True
-    np.not_equal(classes[1:], classes[:-1], out=changes[1:])
-    starts = np.flatnonzero(changes)
+    return np.select(
+        [kind == _LETTER, kind == _DIGIT, kind == _NEWLINE, kind == _NONE],
+        [-(-n // 4), -(-n // 3), np.ones_like(n), np.zeros_like(n)],
+        n,
+    )
+
+
+def _counted_together(texts: list[str], cjk_context: bool) -> list[int | None]:
+    """The estimates of `texts`, None for one the tables cannot count (see
+    estimate_tokens_many)."""
+    import numpy as np
+
+    # A space after each text: white space ends every run but a run of white space
+    # (which costs nothing), so no run that costs crosses into the next text.
+    joined = " ".join(texts) + " "
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+    edges = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=edges[1:])
+    unsure = np.zeros(len(texts), dtype=bool)
+    rules = np.full(len(texts), cjk_context)
+    past_ascii = not joined.isascii()
+    if past_ascii:
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    else:
+        codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    classes = np.take(_classes()[0], codes, mode="clip")
+    if past_ascii:
+        weights = np.take(_weights(), codes, mode="clip")
+        is_cjk = weights > 0
+        astral = np.flatnonzero(codes >= _BASIC_PLANE)
+        if len(astral):
+            unsure[np.searchsorted(edges, astral, side="right") - 1] = True
+        if not cjk_context and is_cjk.any():  # charged_as_cjk
+            cjk = np.add.reduceat(is_cjk, edges[:-1], dtype=np.int64)
+            latin = np.add.reduceat((codes | 0x20) - 97 < 26, edges[:-1], dtype=np.int64)
+            rules = (cjk > 0) & (cjk * LATIN_PER_CJK >= latin)
+    under_rules = rules.any()
+    if under_rules and past_ascii:
+        # Under the CJK rules a CJK character is a class of its own, but \d+ goes on
+        # through a CJK digit after a digit of another script.
+        is_cjk &= np.repeat(rules, sizes)
+        swallowed = np.flatnonzero((classes[:-1] == _DIGIT) & is_cjk[1:] & (classes[1:] == _DIGIT))
+        if len(swallowed):
+            unsure[np.searchsorted(edges, swallowed, side="right") - 1] = True
+        classes[is_cjk] = _CJK_CHAR
+    # Runs of one class: where each starts, its length and class, and its cost were it
+    # ASCII (an ASCII letter run is a Latin word).
+    change = np.empty(len(classes), dtype=bool)
+    change[0] = True
+    np.not_equal(classes[1:], classes[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
     lengths = np.empty_like(starts)
     np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
     lengths[-1] = len(classes) - starts[-1]
-    kinds = classes[starts]
-    add, divide, most = _run_costs()
-    tokens = np.minimum((lengths + add[kinds]) // divide[kinds], most[kinds])
-    # Runs never cross from one text into the next (a space joins them), so each text's
-    # count is the tokens of the runs from its first to the next text's first.
-    edges = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum([len(text) + 1 for text in texts], out=edges[1:])
-    bounds = np.searchsorted(starts, edges)
+    kind = classes[starts]
+    tokens = _run_costs()[kind, np.minimum(lengths, _TABLED_RUN - 1)]
+    long = np.flatnonzero(lengths >= _TABLED_RUN - 1)
+    if len(long):
+        tokens[long] = _run_cost(kind[long], lengths[long])
+    if past_ascii:
+        # Letter runs holding a character past ASCII: by their first character, a word
+        # (one token a letter), a number (one per three), or one token.
+        runs_past = np.logical_or.reduceat(codes >= 128, starts)
+        letters = np.flatnonzero(runs_past & (kind == _LETTER))
+        first = np.take(_classes()[1], codes[starts[letters]], mode="clip")
+        size = lengths[letters]
+        tokens[letters] = np.where(
+            first == _ALPHA, size, np.where(first == _DIGIT_LIKE, -(-size // 3), 1)
+        )
+    if under_rules:
+        under = np.repeat(rules, sizes)[starts]
+        cjk_weights = weights * is_cjk if past_ascii else None
+        _charge_cjk_rules(tokens, codes, starts, lengths, kind, under, cjk_weights)
     running = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(tokens, out=running[1:])
-    counts = running[bounds[1:]] - running[bounds[:-1]]
-    return counts.tolist()
+    bounds = np.searchsorted(starts, edges)
+    counts = (running[bounds[1:]] - running[bounds[:-1]]).tolist()
+    return [None if bad else count for count, bad in zip(counts, unsure.tolist(), strict=True)]
+
+
+def _charge_cjk_rules(
+    tokens: np.ndarray,
+    codes: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    kind: np.ndarray,
+    under: np.ndarray,
+    cjk_weights: np.ndarray | None,
+) -> None:
+    """Recharges, in place, the runs `under` the CJK rules: a run of CJK costs its
+    characters' weights (`cjk_weights`, each character's; None: no CJK) and 1; a number
+    one more (its space); a Latin word a token per two letters; a word past ASCII one
+    more a letter of three UTF-8 bytes."""
+    import numpy as np
+
+    if cjk_weights is not None:
+        cjk_runs = np.flatnonzero(kind == _CJK_CHAR)
+        running = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(cjk_weights, out=running[1:])
+        ends = starts[cjk_runs] + lengths[cjk_runs]
+        tokens[cjk_runs] = running[ends] - running[starts[cjk_runs]] + 1
+    past_ascii = np.logical_or.reduceat(codes >= 128, starts)
+    first = np.take(_classes()[1], codes[starts], mode="clip")
+    letter = under & (kind == _LETTER)
+    tokens[under & (kind == _DIGIT)] += 1
+    tokens[letter & past_ascii & (first == _DIGIT_LIKE)] += 1
+    latin_word = letter & ~past_ascii
+    tokens[latin_word] = -(-lengths[latin_word] // 2)
+    word = np.flatnonzero(letter & past_ascii & (first == _ALPHA))
+    if len(word):
+        three_bytes = np.add.reduceat(codes >= 0x800, starts, dtype=np.int64)
+        tokens[word] += three_bytes[word]
 
 
 def _plain_tokens(text: str) -> int:

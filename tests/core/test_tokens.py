@@ -101,14 +101,16 @@ def test_ascii_text_counted_by_regex_alone_is_estimated_as_before() -> None:
 
 
 def test_many_texts_at_once_are_estimated_as_one_by_one() -> None:
-    # The batch counts ASCII texts together (numpy over their joined bytes): every ASCII
-    # character in random runs, texts that start or end with a run the next one would
-    # continue, empty and white-space-only texts, and Japanese and mixed text (counted one
-    # by one) between them.
+    # The batch counts texts together (numpy over their joined code points, ASCII texts
+    # apart over their bytes): every ASCII character in random runs, texts that start or
+    # end with a run the next one would continue, empty and white-space-only texts, runs
+    # longer than the batch's table of run costs, and Japanese and mixed text.
     rng = random.Random(7)
     alphabet = [chr(i) for i in range(128)] + ["word", "12345", "\n\n", "  ", "_", "__x"]
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
     texts += ["", " ", "\n", "abcd", "efgh", "123", "456", "\n\nx\n\n", "\x00", "a" * 4097]
+    texts += ["1" * 300, "-" * 300, "\n" * 300, "é" * 300, "東" * 300 + "1" * 300, "²" * 300]
+    texts += ["1２３", "東京1２", "𠮷野家 1２", "1𝟏𝟐", "𝐀𝐁𝐂 word"]  # counted one by one
     texts += [r["text"] for r in _sample()]  # Japanese, English and mixed lines
     texts += ["東京タワーは333メートル。", "Ünïcödé wörds", "x_y\n\n\n1234567"]
     rng.shuffle(texts)
@@ -121,8 +123,8 @@ def test_many_texts_at_once_are_estimated_as_one_by_one() -> None:
 
 
 def test_texts_past_ascii_at_once_are_estimated_as_one_by_one() -> None:
-    # A text past ASCII and not charged as CJK is cut at white space in the batch (its
-    # ASCII pieces counted with the ASCII texts): random runs of every kind of character
+    # Text past ASCII is charged by the class of each character and the first character
+    # of each run in the batch: random runs of every kind of character
     # the pattern tells apart (accented and other letters, Unicode digits, marks,
     # symbols, underscores, every kind of white space, newlines in runs and apart), with
     # a little CJK now and then so that both sides of charged_as_cjk come up.
@@ -141,6 +143,9 @@ def test_texts_past_ascii_at_once_are_estimated_as_one_by_one() -> None:
     assert any(charged_as_cjk(t) for t in texts)
     for size in (1, 3, 512):
         assert estimate_tokens_many(texts[:size]) == want[:size]
+    # A chunker estimating the pieces of a CJK document says so: the same rules for all.
+    in_context = [estimate_tokens(t, cjk_context=True) for t in texts]
+    assert estimate_tokens_many(texts, cjk_context=True) == in_context
 
 
 def _sample_texts_past_ascii() -> list[str]:
@@ -239,3 +244,5 @@ def test_cjk_text_is_charged_as_the_rules_read_for_every_cjk_character() -> None
     for text in texts:
         assert estimate_tokens(text, cjk_context=True) == _reference_estimate(text, costs), text
     assert estimate_tokens_many(texts) == [estimate_tokens(t) for t in texts]
+    in_context = [estimate_tokens(t, cjk_context=True) for t in texts]
+    assert estimate_tokens_many(texts, cjk_context=True) == in_context

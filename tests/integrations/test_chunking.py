@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 from pathlib import Path
@@ -246,3 +247,28 @@ def test_chunking_many_texts_cuts_each_as_alone() -> None:
     assert any(len(spans) > 1 for spans in chunk_spans_many(texts, 64))
     with pytest.raises(ValueError, match="max_tokens must be an integer of at least 8"):
         chunk_spans_many(texts, 4)
+
+
+JAPANESE_CHUNKS = Path(__file__).parent / "data" / "japanese_chunks.jsonl"
+
+
+def test_japanese_chunks_are_identical_to_before() -> None:
+    # The Japanese sample's passages and long texts made of them (paragraphs, lines,
+    # English between them, a sentence past every limit), chunked one by one and as a
+    # batch: the spans recorded before the chunker estimated a batch's pieces together.
+    spec = importlib.util.spec_from_file_location(
+        "record_japanese_chunks", JAPANESE_CHUNKS.parent / "record_japanese_chunks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    recorder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorder)
+    by_id = dict(recorder.texts())
+    with open(JAPANESE_CHUNKS, encoding="utf-8") as handle:
+        recorded = [json.loads(line) for line in handle]
+    assert len(recorded) == len(by_id) >= 300
+    for size in ("16", "64", "512"):
+        want = [[tuple(s) for s in row["spans"][size]] for row in recorded]
+        ordered = [by_id[row["id"]] for row in recorded]
+        assert chunk_spans_many(ordered, int(size)) == want, size
+        for text, spans in zip(ordered[-5:], want[-5:], strict=True):
+            assert chunk_spans(text, int(size)) == spans, size
