@@ -47,8 +47,6 @@ _WORD = re.compile(r"\S+")
 # CJK punctuation and full-width forms: a paragraph of them follows the CJK rules too.
 _CJK_FORMS = re.compile("[\u3000-\u303f\uff00-\uffef]")
 Estimate = Callable[[str], int]
-# The estimates of a batch of texts, each as its Estimate would give it.
-Estimates = Callable[[Sequence[str]], list[int]]
 # (start, end, estimated tokens) of one chunk of a text.
 Span = tuple[int, int, int]
 
@@ -78,32 +76,7 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
 
 def chunk_spans(text: str, max_tokens: int = 512) -> list[Span]:
     """(start, end, estimated tokens) of each chunk of `text`, in order."""
-    _check_max_tokens(max_tokens)
-    return _chunk_spans(text, max_tokens, None)
-
-
-def _chunk_spans(text: str, max_tokens: int, known: int | None) -> list[Span]:
-    """`chunk_spans`, given the trimmed text's estimate when the caller has it."""
-    whole = _trim(text, 0, len(text))
-    if whole is None:
-        return []
-    # Every piece of a CJK document is charged as such (Latin words and numbers cost more
-    # there), so that the pieces' estimates add up to their chunk's.
-    est: Estimate = estimate_tokens
-    ests: Estimates = estimate_tokens_many
-    if charged_as_cjk(text):
-        est = partial(estimate_tokens, cjk_context=True)
-        ests = partial(_one_by_one, est)
-    tokens = est(text[whole[0] : whole[1]]) if known is None else known
-    if tokens <= max_tokens:
-        return [(whole[0], whole[1], tokens)]  # the common case: a passage that fits
-    pieces = _pieces(text, whole, tokens, max_tokens, est, ests)
-    packed = _pack(text, pieces, max_tokens)
-    out: list[Span] = []
-    for (s, e), tokens in zip(packed, ests([text[s:e] for s, e in packed]), strict=True):
-        # Estimates add up across the pieces; should one ever not, the chunk is cut again.
-        out += [(s, e, tokens)] if tokens <= max_tokens else _windows(text, s, e, max_tokens, est)
-    return out
+    return chunk_spans_many([text], max_tokens)[0]
 
 
 def chunk_spans_within(text: str, boundaries: Sequence[int], max_tokens: int = 512) -> list[Span]:
@@ -123,29 +96,106 @@ def chunk_spans_within(text: str, boundaries: Sequence[int], max_tokens: int = 5
 
 
 def chunk_spans_many(texts: Sequence[str], max_tokens: int = 512) -> list[list[Span]]:
-    """`chunk_spans` of each text, the same spans: a batch of documents that fit one chunk
-    each (most passages) has their estimates counted together (`estimate_tokens_many`)."""
+    """`chunk_spans` of each text. The pieces of each level are estimated together for
+    the whole batch (`estimate_tokens_many`): the texts, trimmed, then the paragraphs of
+    those that do not fit one chunk, then the sentences of the paragraphs that do not
+    fit, then the chunks packed from them (numpy's setup a call cost more than the
+    counting when each long text had its own calls)."""
     _check_max_tokens(max_tokens)
-    out: list[list[Span] | None] = [None] * len(texts)
-    # Every text, trimmed, estimated whole as chunk_spans does: a text charged as CJK
-    # gets the same number with cjk_context or without (it holds the CJK itself), and
-    # trimming white space changes neither that nor the count.
-    rows: list[int] = []
-    wholes: list[tuple[int, int]] = []
-    trimmed: list[str] = []
+    out: list[list[Span]] = [[] for _ in texts]
+    wholes: list[tuple[int, int, int]] = []
     for row, text in enumerate(texts):
         whole = _trim(text, 0, len(text))
-        if whole is None:
-            out[row] = []
+        if whole is not None:
+            wholes.append((row, *whole))
+    # A text charged as CJK gets the same number with cjk_context or without (it holds
+    # the CJK itself), and trimming white space changes neither that nor the count.
+    estimates = estimate_tokens_many([texts[row][s:e] for row, s, e in wholes])
+    long: list[tuple[int, int, int, int]] = []
+    for (row, start, end), tokens in zip(wholes, estimates, strict=True):
+        if tokens <= max_tokens:
+            out[row] = [(start, end, tokens)]  # the common case: a passage that fits
         else:
-            rows.append(row)
-            wholes.append(whole)
-            trimmed.append(text[whole[0] : whole[1]])
-    estimates = estimate_tokens_many(trimmed)
-    for row, (start, end), tokens in zip(rows, wholes, estimates, strict=True):
-        fits = tokens <= max_tokens
-        out[row] = [(start, end, tokens)] if fits else _chunk_spans(texts[row], max_tokens, tokens)
-    return out  # type: ignore[return-value]  # every row was filled above
+            long.append((row, start, end, tokens))
+    if long:
+        _cut(texts, long, max_tokens, out)
+    return out
+
+
+def _cut(
+    texts: Sequence[str], long: list[tuple[int, int, int, int]], limit: int, out: list[list[Span]]
+) -> None:
+    """Fills out[row] with the chunks of each text of `long` (row, start, end and
+    estimate of the trimmed text), which does not fit one chunk."""
+    # Every piece of a CJK document is charged as such (Latin words and numbers cost more
+    # there), so that the pieces' estimates add up to their chunk's.
+    cjk = {row: charged_as_cjk(texts[row]) for row, _, _, _ in long}
+    paragraphs: list[tuple[int, int, int]] = []
+    known: list[int | None] = []
+    for row, start, end, tokens in long:
+        parts = _split(texts[row], start, end, _PARAGRAPH_BREAK)
+        paragraphs += [(row, *part) for part in parts]
+        # One paragraph is the whole text, already estimated.
+        known += [tokens] if parts == [(start, end)] else [None] * len(parts)
+    counts = _estimates(texts, cjk, paragraphs, known)
+    # The sentences of every paragraph that does not fit.
+    sentences: list[tuple[int, int, int]] = []
+    split: dict[int, tuple[int, int]] = {}
+    for at, (row, start, end) in enumerate(paragraphs):
+        if counts[at] > limit:
+            ends = _CJK_SENTENCE_END if _is_cjk(texts[row][start:end]) else _SENTENCE_END
+            parts = _split(texts[row], start, end, ends)
+            split[at] = (len(sentences), len(sentences) + len(parts))
+            sentences += [(row, *part) for part in parts]
+    sentence_counts = _estimates(texts, cjk, sentences, [None] * len(sentences))
+    # Each text's pieces of at most `limit` tokens, in document order.
+    pieces: dict[int, list[tuple[int, int, int]]] = {row: [] for row in cjk}
+    for at, (row, start, end) in enumerate(paragraphs):
+        if at not in split:
+            pieces[row].append((start, end, counts[at]))
+            continue
+        first, last = split[at]
+        for (_, s_start, s_end), tokens in zip(
+            sentences[first:last], sentence_counts[first:last], strict=True
+        ):
+            if tokens <= limit:
+                pieces[row].append((s_start, s_end, tokens))
+            else:
+                pieces[row] += _hard_split(texts[row], s_start, s_end, limit, cjk[row])
+    packed = [(row, s, e) for row, own in pieces.items() for s, e in _pack(texts[row], own, limit)]
+    for (row, start, end), tokens in zip(
+        packed, _estimates(texts, cjk, packed, [None] * len(packed)), strict=True
+    ):
+        # Estimates add up across the pieces; should one ever not, the chunk is cut again.
+        if tokens <= limit:
+            out[row].append((start, end, tokens))
+        else:
+            out[row] += _windows(texts[row], start, end, limit, _estimate(cjk[row]))
+
+
+def _estimates(
+    texts: Sequence[str],
+    cjk: dict[int, bool],
+    spans: list[tuple[int, int, int]],
+    known: list[int | None],
+) -> list[int]:
+    """The estimate of each span (row, start, end) of `texts`, `known` where given, the
+    others counted together, under the CJK rules where the row's text is charged so."""
+    out = [0 if tokens is None else tokens for tokens in known]
+    for context in (False, True):
+        todo = [
+            at for at, tokens in enumerate(known) if tokens is None and cjk[spans[at][0]] is context
+        ]
+        counts = estimate_tokens_many(
+            [texts[spans[at][0]][spans[at][1] : spans[at][2]] for at in todo], cjk_context=context
+        )
+        for at, tokens in zip(todo, counts, strict=True):
+            out[at] = tokens
+    return out
+
+
+def _estimate(cjk: bool) -> Estimate:
+    return partial(estimate_tokens, cjk_context=True) if cjk else estimate_tokens
 
 
 def _check_max_tokens(max_tokens: object) -> None:
@@ -179,44 +229,18 @@ def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[tuple[
     return out
 
 
-def _pieces(
-    text: str, whole: tuple[int, int], tokens: int, limit: int, est: Estimate, ests: Estimates
-) -> list[tuple[int, int, int]]:
-    """Spans (start, end, tokens) each of at most `limit` tokens, in document order, of
-    text[whole] (whose estimate is `tokens`). The pieces of each level (paragraphs, then
-    the sentences of one paragraph, then its words) are estimated together: `ests` counts
-    a batch of English texts in one numpy pass (with a regex call a piece, chunking
-    2WikiMultihopQA took more CPU than embedding it)."""
-    out: list[tuple[int, int, int]] = []
-    paragraphs = _split(text, whole[0], whole[1], _PARAGRAPH_BREAK)
-    # One paragraph is the whole text, already estimated.
-    counts = [tokens] if paragraphs == [whole] else ests([text[s:e] for s, e in paragraphs])
-    for (p_start, p_end), tokens in zip(paragraphs, counts, strict=True):
-        if tokens <= limit:
-            out.append((p_start, p_end, tokens))
-            continue
-        cjk = _is_cjk(text[p_start:p_end])
-        ends = _CJK_SENTENCE_END if cjk else _SENTENCE_END
-        sentences = _split(text, p_start, p_end, ends)
-        for (s_start, s_end), tokens in zip(
-            sentences, ests([text[s:e] for s, e in sentences]), strict=True
-        ):
-            if tokens <= limit:
-                out.append((s_start, s_end, tokens))
-            else:
-                out += _hard_split(text, s_start, s_end, limit, est, ests)
-    return out
-
-
 def _hard_split(
-    text: str, start: int, end: int, limit: int, est: Estimate, ests: Estimates
+    text: str, start: int, end: int, limit: int, cjk: bool
 ) -> list[tuple[int, int, int]]:
     """An over-long sentence cut between words; an over-long word between characters
     (a window of `limit` characters never holds more than `limit` estimated tokens unless
-    it holds CJK, whose characters may cost more: those windows are sized by estimate)."""
+    it holds CJK, whose characters may cost more: those windows are sized by estimate).
+    `cjk`: the text is charged as CJK."""
+    est = _estimate(cjk)
     spans = [match.span() for match in _WORD.finditer(text, start, end)]
+    counts = estimate_tokens_many([text[s:e] for s, e in spans], cjk_context=cjk)
     words: list[tuple[int, int, int]] = []
-    for (w_start, w_end), tokens in zip(spans, ests([text[s:e] for s, e in spans]), strict=True):
+    for (w_start, w_end), tokens in zip(spans, counts, strict=True):
         if tokens <= limit:
             words.append((w_start, w_end, tokens))
             continue
@@ -229,12 +253,8 @@ def _hard_split(
             windows = _windows(text, w_start, w_end, limit, est)
         words += windows
     packed = _pack(text, words, limit)
-    counts = ests([text[s:e] for s, e in packed])
+    counts = estimate_tokens_many([text[s:e] for s, e in packed], cjk_context=cjk)
     return [(s, e, tokens) for (s, e), tokens in zip(packed, counts, strict=True)]
-
-
-def _one_by_one(est: Estimate, texts: Sequence[str]) -> list[int]:
-    return [est(text) for text in texts]
 
 
 def _windows(
