@@ -218,12 +218,16 @@ _NONE, _LETTER, _DIGIT, _NEWLINE, _SINGLE, _CJK_CHAR = range(6)
 # that is no decimal digit ("²", "isdigit"), or neither ("Ⅻ").
 _ALPHA, _DIGIT_LIKE, _OTHER = range(3)
 _BASIC_PLANE = 0x10000
+# In `_classes`' table, added to the class of a CJK character (of the basic plane: a text
+# holding one past it is estimated by `estimate_tokens`).
+_IN_CJK = 8
 
 
 @cache
 def _classes() -> tuple[np.ndarray, np.ndarray]:
     """(class, first-character kind) of every code point of the basic plane, found by
-    the patterns themselves over all of them (about 15 ms, once)."""
+    the patterns themselves over all of them (about 15 ms, once); a CJK character's
+    class has `_IN_CJK` added."""
     import numpy as np
 
     every = "".join(map(chr, range(_BASIC_PLANE)))
@@ -238,6 +242,7 @@ def _classes() -> tuple[np.ndarray, np.ndarray]:
         _ALPHA if chr(code).isalpha() else _DIGIT_LIKE if chr(code).isdigit() else _OTHER
         for code in letters.tolist()
     ]
+    classes[_weights()[:_BASIC_PLANE] > 0] += _IN_CJK
     return classes, kinds
 
 
@@ -288,8 +293,8 @@ def _counted_together(texts: list[str], cjk_context: bool) -> list[int | None]:
         codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     classes = np.take(_classes()[0], codes, mode="clip")
     if past_ascii:
-        weights = np.take(_weights(), codes, mode="clip")
-        is_cjk = weights > 0
+        is_cjk = classes >= _IN_CJK
+        np.bitwise_and(classes, _IN_CJK - 1, out=classes)
         astral = np.flatnonzero(codes >= _BASIC_PLANE)
         if len(astral):
             unsure[np.searchsorted(edges, astral, side="right") - 1] = True
@@ -332,7 +337,7 @@ def _counted_together(texts: list[str], cjk_context: bool) -> list[int | None]:
         )
     if under_rules:
         under = np.repeat(rules, sizes)[starts]
-        cjk_weights = weights * is_cjk if past_ascii else None
+        cjk_weights = np.take(_weights(), codes, mode="clip") * is_cjk if past_ascii else None
         _charge_cjk_rules(tokens, codes, starts, lengths, kind, under, cjk_weights)
     running = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(tokens, out=running[1:])

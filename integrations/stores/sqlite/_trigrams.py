@@ -59,7 +59,7 @@ _SCRATCH_COLUMNS = 1024
 # Bits per query: beyond a few dozen, more bits barely narrow the candidates further.
 _MAX_QUERY_BITS = 64
 _PLANE = 0x10000  # the case-folding table covers the basic plane
-_EXPANDS = np.uint32(0xFFFFFFFF)
+_EXPANDS = np.uint32(0xFFFFFFFF)  # in the table: folds to several characters
 
 
 def _codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -67,34 +67,41 @@ def _codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     # surrogatepass: a lone surrogate (text decoded with surrogateescape) is one code
     # point like any other rather than an error.
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if len(codes) == 0:
+        return codes, lengths
     # str.casefold maps each character on its own (no context rules), so the code points
     # are folded by table, one gather, where casefolding every text cost a third of
-    # indexing a chunk (measured). A character past the table's plane, or one that folds
-    # to several (ß, ﬁ), falls back to casefolding the texts.
-    if len(codes) == 0 or int(codes.max()) >= _PLANE:
-        return _codes_folding_texts(texts)
-    codes = _fold_table()[codes]
-    if int(codes.max()) == _EXPANDS:
-        return _codes_folding_texts(texts)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    return codes, lengths
+    # indexing a chunk (measured). A text holding a character that folds to several (ß,
+    # ﬁ), or one past the table's plane (clipped to its last entry), is casefolded itself.
+    folded = np.take(_fold_table(), codes, mode="clip")
+    odd = np.flatnonzero(folded == _EXPANDS)
+    if len(odd) == 0:
+        return folded, lengths
+    edges = np.cumsum(lengths)
+    redo = set(np.searchsorted(edges, odd, side="right").tolist())
+    parts: list[np.ndarray] = []
+    for row, (text, end) in enumerate(zip(texts, edges.tolist(), strict=True)):
+        if row in redo:
+            text = text.casefold()
+            lengths[row] = len(text)
+            parts.append(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        else:
+            parts.append(folded[end - len(text) : end])
+    return np.concatenate(parts), lengths
 
 
 @functools.cache
 def _fold_table() -> np.ndarray:
     """Each code point of the basic plane folded, `_EXPANDS` where it folds to several
-    (about 15 ms, once)."""
+    characters, and `_EXPANDS` in one more entry that stands for every code point past
+    the plane (about 15 ms, once)."""
     folded = (chr(code).casefold() for code in range(_PLANE))
-    return np.fromiter(
+    table = np.full(_PLANE + 1, _EXPANDS, dtype=np.uint32)
+    table[:_PLANE] = np.fromiter(
         (ord(f) if len(f) == 1 else _EXPANDS for f in folded), dtype=np.uint32, count=_PLANE
     )
-
-
-def _codes_folding_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    folded = [text.casefold() for text in texts]
-    lengths = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded))
-    joined = "".join(folded).encode("utf-32-le", "surrogatepass")
-    return np.frombuffer(joined, dtype=np.uint32), lengths
+    return table
 
 
 def _hash(codes: np.ndarray) -> np.ndarray:
