@@ -226,22 +226,28 @@ _IN_CJK = 8
 @cache
 def _classes() -> tuple[np.ndarray, np.ndarray]:
     """(class, first-character kind) of every code point of the basic plane, found by
-    the patterns themselves over all of them (about 15 ms, once); a CJK character's
+    the patterns themselves over all of them (about 10 ms, once); a CJK character's
     class has `_IN_CJK` added."""
     import numpy as np
 
-    every = "".join(map(chr, range(_BASIC_PLANE)))
+    codes = np.arange(_BASIC_PLANE, dtype=np.uint32)
+    every = codes.tobytes().decode("utf-32-le", "surrogatepass")
     classes = np.zeros(_BASIC_PLANE, dtype=np.uint8)
     for pattern, kind in ((r"[^\W\d_]", _LETTER), (r"\d", _DIGIT), (r"[^\w\s]|_", _SINGLE)):
-        at = [match.start() for match in re.finditer(pattern, every)]
-        classes[np.array(at, dtype=np.int64)] = kind
+        # Each match replaced by NUL in one pass (a match object each cost twice as much).
+        marked = re.sub(pattern, "\0", every).encode("utf-32-le", "surrogatepass")
+        found = np.frombuffer(marked, dtype=np.uint32) == 0
+        found[0] = re.fullmatch(pattern, "\0") is not None
+        classes[found] = kind
     classes[ord("\n")] = _NEWLINE
-    letters = np.flatnonzero(classes == _LETTER)
     kinds = np.full(_BASIC_PLANE, _OTHER, dtype=np.uint8)
-    kinds[letters] = [
-        _ALPHA if chr(code).isalpha() else _DIGIT_LIKE if chr(code).isdigit() else _OTHER
-        for code in letters.tolist()
-    ]
+    letters = codes[classes == _LETTER]
+    kinds[letters] = _ALPHA
+    named = letters.tobytes().decode("utf-32-le", "surrogatepass")
+    # The few letters that are not alphabetic (numerals: "²", "Ⅻ") are found one by one.
+    for code, char in zip(letters.tolist(), named, strict=True):
+        if not char.isalpha():
+            kinds[code] = _DIGIT_LIKE if char.isdigit() else _OTHER
     classes[_weights()[:_BASIC_PLANE] > 0] += _IN_CJK
     return classes, kinds
 

@@ -95,12 +95,21 @@ def _codes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _fold_table() -> np.ndarray:
     """Each code point of the basic plane folded, `_EXPANDS` where it folds to several
     characters, and `_EXPANDS` in one more entry that stands for every code point past
-    the plane (about 15 ms, once)."""
-    folded = (chr(code).casefold() for code in range(_PLANE))
+    the plane (a few ms, once)."""
     table = np.full(_PLANE + 1, _EXPANDS, dtype=np.uint32)
-    table[:_PLANE] = np.fromiter(
-        (ord(f) if len(f) == 1 else _EXPANDS for f in folded), dtype=np.uint32, count=_PLANE
-    )
+    step = 256
+    for first in range(0, _PLANE, step):
+        block = np.arange(first, first + step, dtype=np.uint32).tobytes()
+        chars = block.decode("utf-32-le", "surrogatepass")
+        folded = chars.casefold()
+        if len(folded) == step:  # no character of the block folds to several
+            table[first : first + step] = np.frombuffer(
+                folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32
+            )
+        else:
+            table[first : first + step] = [
+                ord(f) if len(f) == 1 else _EXPANDS for f in map(str.casefold, chars)
+            ]
     return table
 
 
