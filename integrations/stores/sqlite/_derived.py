@@ -50,6 +50,7 @@ log = logging.getLogger("sift.integrations.stores")
 
 _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
+_ENTITY_FILE = "entities.rows"
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000
@@ -166,7 +167,7 @@ class Derived:
             # Imported here: the entity index's module imports this one.
             from sift.integrations.stores.sqlite._entities import EntityIndex
 
-            more.append(EntityIndex(conn))
+            more.append(EntityIndex(path / _ENTITY_FILE, conn, lambda: lexical.may_write(writer)))
         try:
             derived = cls(
                 lexical,

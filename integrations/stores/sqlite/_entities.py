@@ -1,55 +1,104 @@
 """The entity graph as a derived index of the embedded store (issue 32, opt-in).
 
 What every chunk names (`sift.entity_graph.graph_row`: its title, capitalised and quoted
-spans, dates, Japanese names), kept per chunk rowid. It lives in memory, like the exact
-vector index: on open it is rebuilt from SQLite (`catch_up`), after each committed write
-it takes what changed (`apply`), and it keeps no place in the change log (`held` is
-None), so a crash at any point costs a rebuild on the next open, never a wrong graph.
-The walk's CSR graph is built from these rows when a walk first needs it after a write.
+spans, dates, Japanese names), kept per chunk rowid in memory, and the walk's CSR graph
+built from those rows when a walk first needs it after a write.
+
+The rows are also recorded in `entities.rows`, one line per chunk (`[rowid, title keys,
+key, ...]`, JSON) appended in rowid order, and `entities.json` says how many of its bytes
+are whole and fsynced (`seq`) and with which extraction they were made. Opening reads
+the file up to there, drops the rows of chunks SQLite no longer holds, and extracts only
+the chunks from the last recorded rowid on: chunk rowids are never reused and every
+write adds them in ascending order, so every live chunk below that rowid is in the file
+(the same watermark as grep's trigram index). Rows are appended at close and every
+`_SAVE_EVERY` new chunks during an ingest; the sidecar moves only after the bytes are
+fsynced, and the next append first cuts the file back to the sidecar's length, so a
+crash at any point costs re-extracting what came after the last save, never a wrong
+graph. A file of another extraction (another sift version, other `SIFT_GRAPH_*` limits,
+or another result on a fixed probe passage) is rebuilt from SQLite. Only the process
+holding the store's write lock writes the files.
 
 The store turns it on with `SqliteCorpus(..., entity_graph=True)`: extracting entities
-costs more than the rest of an ingest (benchmarks/results/entity_graph.md), and a
-rebuild on every open costs as much again, so it is not on by default.
+costs about as much as the rest of an ingest (benchmarks/results/entity_graph.md), so
+it is not on by default.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 
+import sift
 from sift.entity_graph import (
     EntityGraph,
     EntityGraphConfig,
+    EntityLimits,
     WalkResult,
     graph_row,
     question_entities,
 )
 from sift.integrations.stores.sqlite._derived import ChangeLog, Written
+from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["EntityIndex"]
 
+_log = logging.getLogger(__name__)
+
+_FORMAT = 1  # bump when the file's layout changes
+# Rows appended to the file during an ingest once this many are unsaved (a crash then
+# re-extracts at most this many chunks; close saves the rest).
+_SAVE_EVERY = 50_000
+# Extracted on open: a change to the extraction that moves what this passage names
+# changes the file's recorded digest, so the rows are made again (the version and the
+# limits cover the rest).
+_PROBE = (
+    "Battle of Manila (1945)",
+    'On 3 February 1945 the "Flying Column" of Ludwig van Beethoven Street reached '
+    "Santo Tomas, Manila. 東京スカイツリーは墨田区にある。設計は『日建設計』、2012年5月22日開業。",
+)
 _ROWS = (
     "SELECT c.id, d.title, c.text, d.doc_id || '_' || c.idx "
-    "FROM chunks c JOIN documents d ON d.id = c.doc"
+    "FROM chunks c JOIN documents d ON d.id = c.doc WHERE c.id >= ? ORDER BY c.id"
 )
 _IDS = "SELECT c.id, d.doc_id || '_' || c.idx FROM chunks c JOIN documents d ON d.id = c.doc"
+
+# A chunk's row: its id, its entity keys, how many of the first keys are its title's.
+_Row = tuple[str, list[str], int]
 
 
 class EntityIndex:
     """Entity keys per chunk rowid, and the walk over them (`DerivedIndex`)."""
 
-    closing = "closing the entity graph"
+    closing = "saving the entity graph"
 
     def __init__(
-        self, conn: Callable[[], sqlite3.Connection], config: EntityGraphConfig | None = None
+        self,
+        path: Path,
+        conn: Callable[[], sqlite3.Connection],
+        writable: Callable[[], bool],
+        config: EntityGraphConfig | None = None,
     ) -> None:
         self.config = config or EntityGraphConfig()
         self._limits = self.config.limits()
-        self._rows: dict[int, tuple[str, list[str], int]] = {}
+        self._path = path
+        self._sidecar = path.with_suffix(".json")
+        self._conn = conn
+        self._writable = writable
+        self._recorded = {"extraction": _extraction(self._limits)}
+        self._rows: dict[int, _Row] = {}
+        self._unsaved: list[int] = []  # rowids added since the file's end, ascending
+        self._saved_bytes = 0
+        self._lines = 0  # lines read from the file on open, live or dead
         self._graph: EntityGraph | None = None
         self._lock = threading.Lock()
-        self._conn = conn
+        self.extracted = 0  # chunks whose entities this process extracted (not read back)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -57,13 +106,25 @@ class EntityIndex:
     # ------------------------------------------------------------------ DerivedIndex
 
     def catch_up(self, changes: ChangeLog) -> None:
-        rows: dict[int, tuple[str, list[str], int]] = {}
-        cursor = changes.conn.execute(_ROWS)
+        live = dict(changes.conn.execute(_IDS).fetchall())
+        saved, size, mark = self._read(live)
+        rows: dict[int, _Row] = dict(saved)
+        unsaved: list[int] = []
+        cursor = changes.conn.execute(_ROWS, (mark,))
         while batch := cursor.fetchmany(5_000):
             for rowid, title, text, chunk_id in batch:
                 rows[rowid] = graph_row(chunk_id, title, text, self._limits)
+                unsaved.append(rowid)
+        self.extracted += len(unsaved)
         with self._lock:
             self._rows, self._graph = rows, None
+        self._unsaved, self._saved_bytes = unsaved, size
+        # More dead rows than live ones (documents deleted or rewritten since): the file
+        # is written again with the live ones only.
+        if len(saved) < self._lines // 2:
+            self._unsaved, self._saved_bytes = sorted(rows), 0
+        if self._unsaved:
+            self._save()
 
     def apply(self, written: Written) -> None:
         added = self._chunk_ids([rowid for rowid, _, _ in written.rows])
@@ -72,17 +133,21 @@ class EntityIndex:
             for rowid, title, text in written.rows
             if rowid in added
         }
+        self.extracted += len(new)
         with self._lock:
             for rowid in written.removed:
                 self._rows.pop(rowid, None)
             self._rows.update(new)
             self._graph = None
+        self._unsaved.extend(new)
+        if len(self._unsaved) >= _SAVE_EVERY:
+            self._save()
 
     def pending(self, seq: int, *, final: bool) -> bool:
         return False
 
     def commit(self, seq: int, *, final: bool) -> None:
-        """Nothing on disk: the next open rebuilds from SQLite."""
+        """Rows are appended by `apply` and `close`, not at the log's records."""
 
     def held(self) -> None:
         return None
@@ -91,8 +156,66 @@ class EntityIndex:
         """`apply` updates the rows in the write path itself."""
 
     def close(self) -> None:
+        """Appends the rows not yet in the file; a failure to (a full disk) only means
+        the next open extracts them again."""
+        if self._unsaved:
+            self._save()
         with self._lock:
             self._rows, self._graph = {}, None
+
+    # ------------------------------------------------------------------ the file
+
+    def _read(self, live: dict[int, str]) -> tuple[dict[int, _Row], int, int]:
+        """The recorded rows of chunks SQLite still holds, the file's recorded length,
+        and the rowid from which chunks are extracted again."""
+        size = read_seq(self._sidecar, _FORMAT, self._recorded) or 0
+        data = b""
+        if size:
+            try:
+                with open(self._path, "rb") as handle:
+                    data = handle.read(size)
+            except OSError:
+                data = b""
+            if len(data) != size:
+                data, size = b"", 0  # the file lost what the sidecar counts
+        rows: dict[int, _Row] = {}
+        mark = 0
+        try:
+            lines = json.loads(b"[" + data.rstrip(b"\n").replace(b"\n", b",") + b"]")
+        except ValueError:
+            _log.warning("the entity graph's file %s is unreadable: rebuilding it", self._path)
+            return {}, 0, 0
+        for rowid, n_title, *keys in lines:
+            mark = rowid + 1
+            chunk_id = live.get(rowid)
+            if chunk_id is not None:
+                rows[rowid] = (chunk_id, keys, n_title)
+        self._lines = len(lines)
+        return rows, size, mark
+
+    def _save(self) -> None:
+        """Appends the unsaved rows (cutting off whatever a crash left past the recorded
+        length), fsyncs, then records the new length."""
+        if not self._writable():
+            return
+        with self._lock:
+            rows = [(r, self._rows[r]) for r in self._unsaved if r in self._rows]
+        text = "".join(
+            json.dumps([rowid, n_title, *keys], ensure_ascii=False) + "\n"
+            for rowid, (_, keys, n_title) in rows
+        ).encode()
+        try:
+            with open(self._path, "ab") as handle:
+                handle.truncate(self._saved_bytes)
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            write_seq(self._sidecar, _FORMAT, self._saved_bytes + len(text), self._recorded)
+        except OSError as exc:
+            _log.warning("the entity graph was not saved (%s); the next open extracts it", exc)
+            return
+        self._saved_bytes += len(text)
+        self._unsaved = []
 
     # ------------------------------------------------------------------ reads
 
@@ -126,3 +249,13 @@ class EntityIndex:
             found = self._conn().execute(f"{_IDS} WHERE c.id IN ({marks})", part).fetchall()
             out.update(dict(found))
         return out
+
+
+def _extraction(limits: EntityLimits) -> str:
+    """What the recorded rows were made with: sift's version, the limits, and what the
+    extraction finds in `_PROBE`."""
+    probe = graph_row("probe", *_PROBE, limits)
+    made = json.dumps(
+        [sift.__version__, dataclasses.asdict(limits), probe], ensure_ascii=False, sort_keys=True
+    )
+    return hashlib.sha256(made.encode()).hexdigest()[:16]

@@ -69,9 +69,10 @@ class SqliteCorpus:
             index is repaired or saved, the analyzer and schema are taken as recorded)
             and writes raise CorpusError. It sees the store as of its opening, up to the
             writer's last BM25 commit; open it again to see later writes.
-        entity_graph: keep the entity graph of the chunks (docs/entity-graph.md) in
-            memory, rebuilt from SQLite on open, for `walk_entities`. Off by default:
-            extracting entities costs more than the rest of an ingest.
+        entity_graph: keep the entity graph of the chunks (docs/entity-graph.md) for
+            `walk_entities`: in memory, its rows recorded beside the store and read back
+            on open (only chunks written since are extracted). Off by default:
+            extracting entities costs about as much as the rest of an ingest.
     """
 
     @released_on_failure

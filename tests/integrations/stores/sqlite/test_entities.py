@@ -67,6 +67,70 @@ def test_writes_and_deletes_reach_the_graph_and_a_reopen_rebuilds_it(tmp_path: P
         assert again.walk_entities("Signmark Finland", k=5) == before
 
 
+def _index(store: SqliteCorpus):
+    index = store._s.indexes().entities  # white-box: how many chunks were extracted
+    assert index is not None
+    return index
+
+
+QUESTIONS = ["Signmark Finland", "東京スカイツリーを設計した会社の本社は？", "Rome capital"]
+
+
+def _walks(store: SqliteCorpus) -> list:
+    return [store.walk_entities(q, k=5) for q in QUESTIONS]
+
+
+def test_a_reopen_reads_the_recorded_rows_and_extracts_only_what_is_new(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", entity_graph=True) as store:
+        store.upsert(PAGES)
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == 0
+        assert len(_index(store)) == len(PAGES)
+    # Written by a store that keeps no graph: one page more, one deleted, one rewritten.
+    with SqliteCorpus(path) as store:
+        store.upsert([Document(id="helsinki", title="Helsinki", text="Helsinki is in Finland.")])
+        store.delete(["rome"])
+        store.upsert(
+            [Document(id="markka", title="Finnish markka", text="Signmark paid in markka.")]
+        )
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == 2  # helsinki and the new markka chunk
+        recorded = _walks(store)
+        ids = _index(store).graph().chunk_ids
+        assert "rome_0" not in ids and {"helsinki_0", "markka_0"} <= set(ids)
+    # The same graph as one made from SQLite alone.
+    (path / "entities.json").unlink()
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == len(PAGES)
+        assert _walks(store) == recorded
+        assert _index(store).graph().chunk_ids == ids
+
+
+def test_a_torn_append_is_cut_off_and_other_limits_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s"
+    with SqliteCorpus(path, embedder="hash", entity_graph=True) as store:
+        store.upsert(PAGES)
+        walks = _walks(store)
+    # A crash in the middle of an append: bytes past the recorded length.
+    with (path / "entities.rows").open("ab") as rows:
+        rows.write(b'[99, 0, "torn')
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == 0
+        assert _walks(store) == walks
+        store.upsert([Document(id="helsinki", title="Helsinki", text="Helsinki is in Finland.")])
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == 0
+        assert "helsinki_0" in _ranked(store, "Helsinki")
+    assert b"torn" not in (path / "entities.rows").read_bytes()
+    # Rows made with other limits are made again.
+    monkeypatch.setenv("SIFT_GRAPH_MIN_SPAN_CHARS", "5")
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == len(PAGES) + 1
+
+
 def test_a_store_without_the_graph_says_how_to_get_one(tmp_path: Path) -> None:
     with SqliteCorpus(tmp_path / "s", embedder="hash") as store:
         store.upsert(PAGES[:1])
@@ -80,6 +144,9 @@ CHILD = textwrap.dedent(
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.types import Document
 
+    if len(sys.argv) > 2:  # rows saved every few chunks, as a long ingest does
+        import sift.integrations.stores.sqlite._entities as entities
+        entities._SAVE_EVERY = int(sys.argv[2])
     store = SqliteCorpus(sys.argv[1], embedder="hash", batch_docs=7, entity_graph=True)
     for batch in range(10_000):
         store.upsert(
@@ -92,13 +159,15 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("save_every", [None, 7], ids=["saved-at-close", "saved-every-7"])
+def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(
+    tmp_path: Path, save_every: int | None
+) -> None:
     path = tmp_path / "s"
     errors = tmp_path / "stderr"
+    argv = [sys.executable, "-c", CHILD, str(path), *([str(save_every)] if save_every else [])]
     with errors.open("w") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, stderr=sink, text=True
-        )
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=sink, text=True)
         done: list[int] = []
         assert proc.stdout is not None
         try:
@@ -118,8 +187,15 @@ def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(tmp_path: Path) -
             "JOIN documents d ON d.id = c.doc ORDER BY c.id"
         ).fetchall()
         conn.close()
-        graph = store._s.indexes().entities.graph()  # white-box: the index's own rows
+        graph = _index(store).graph()  # white-box: the index's own rows
         assert graph.chunk_ids == [chunk_id for chunk_id, _, _ in rows]
+        if save_every:
+            # What was saved before the kill is read back; only what came after the
+            # last save (under `save_every`, plus one batch of 5) is extracted again.
+            assert len(rows) >= 30
+            assert _index(store).extracted < save_every + 5
+        else:
+            assert _index(store).extracted == len(rows)
         for chunk_id, title, text in rows[:: max(1, len(rows) // 10)]:
             assert graph.entities_of(chunk_id) == sorted(
                 set(graph_row(chunk_id, title, text)[1]), key=graph.entity_keys.index
