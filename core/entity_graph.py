@@ -17,14 +17,13 @@ from collections.abc import Iterable
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sift._entities import EntityLimits, Mention, entity_key, extract_mentions, question_mentions
+from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
 
 __all__ = [
     "EntityGraph",
     "EntityGraphConfig",
     "EntityLimits",
-    "Mention",
     "WalkLimits",
     "WalkResult",
     "build_graph",
@@ -89,12 +88,12 @@ def _field_names(limits: type[EntityLimits] | type[WalkLimits]) -> set[str]:
 
 def passage_entities(title: str, text: str, limits: EntityLimits | None = None) -> list[str]:
     """The entity keys a passage names, each once, its title's first."""
-    return [m.key for m in extract_mentions(title, text, limits)]
+    return mention_keys(title, text, limits)[0]
 
 
 def question_entities(question: str, limits: EntityLimits | None = None) -> list[str]:
     """The entity keys a question names, each once, in order."""
-    return [m.key for m in question_mentions(question, limits)]
+    return question_keys(question, limits)
 
 
 def build_graph(
@@ -108,8 +107,8 @@ def graph_row(
     chunk_id: str, title: str, text: str, limits: EntityLimits | None = None
 ) -> tuple[str, list[str], int]:
     """One chunk's row of `EntityGraph.build`: its id, entity keys, title keys first."""
-    mentions = extract_mentions(title, text, limits)
-    return chunk_id, [m.key for m in mentions], sum(1 for m in mentions if m.kind == "title")
+    keys, n_title = mention_keys(title, text, limits)
+    return chunk_id, keys, n_title
 
 
 def _rows(

@@ -81,6 +81,12 @@ def test_dates_written_month_first_meet_dates_written_day_first() -> None:
     a = passage_entities("", "He died on March 12, 1978.")
     b = passage_entities("", "He died on 12 March 1978.")
     assert "1978-03-12" in a and "1978-03-12" in b
+    # The day and year must stand apart from other digits and words; a month name inside
+    # a word ("Mayor") starts no date.
+    keys = passage_entities("", "Filed 112 March 1950, x3 May 1961, Mayor 5, 1970, May 123, 1980.")
+    assert not [k for k in keys if k.count("-") == 2], keys
+    keys = passage_entities("", "From 1 12 June 1990 to (July 4, 1776) and 5 May 12345.")
+    assert [k for k in keys if k.count("-") == 2] == ["1990-06-12", "1776-07-04"]
 
 
 # ------------------------------------------------------------------ extraction (Japanese)
