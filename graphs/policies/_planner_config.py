@@ -142,8 +142,11 @@ class HeuristicPlannerConfig(BaseSettings):
     multi_weight: float = 0.0
     # Per doubling of a chunk's tokens: at equal relevance the shorter chunk is better
     # evidence (coverage alone favours long chunks, which mention more words by chance).
-    length_weight: float = 0.4
-    mention_weight: float = 2.0
+    # length 0.25 and mention 3 (from 0.4 and 2) once the entity graph joined the final
+    # list: the best sum of the three English dev sets' tuning halves of 10 settings,
+    # JSQuAD hit@10 kept (benchmarks/results/entity_graph.md, docs/decisions/0014).
+    length_weight: float = 0.25
+    mention_weight: float = 3.0
     # How far the search of the whole question ranked a chunk (1 / (1 + rank)), for a
     # question in a script without spaces: there the question's own search is the best
     # single signal (single-shot BM25 puts the gold paragraph first for 0.89 of JSQuAD's
