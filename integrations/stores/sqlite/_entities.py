@@ -19,8 +19,8 @@ or another result on a fixed probe passage) is rebuilt from SQLite. Only the pro
 holding the store's write lock writes the files.
 
 The store turns it on with `SqliteCorpus(..., entity_graph=True)`: extracting entities
-costs about as much as the rest of an ingest (benchmarks/results/entity_graph.md), so
-it is not on by default.
+adds 60-70 % to an English ingest (benchmarks/results/entity_graph.md), so it is not on
+by default.
 """
 
 from __future__ import annotations
