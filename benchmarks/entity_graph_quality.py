@@ -6,6 +6,11 @@ Over the whole corpus of each dataset of ../shared/benchmarks, in one process:
   walk       the entity graph's walk alone, seeded by the question's entities
   bm25+walk  BM25's top 10 fused (RRF) with a walk seeded by the question's entities and
              BM25's top `--seed-chunks` chunks
+  hybrid     single_shot(question, store, top_k=30), the default hybrid search, with
+             SIFT_SINGLE_SHOT_GRAPH_WEIGHT=0
+  hybrid+graph  the same over the store opened with entity_graph=True: single_shot fuses
+             its search with the store's walk (seeded by the question's entities and the
+             search's best hits)
   planner    the heuristic planner as before issue 32 (graph_weight 0, length_weight
              0.4, mention_weight 2), a whole sift.graphs.asearch episode
   planner+graph  the planner with its defaults: its final list fused with a walk over
@@ -61,11 +66,20 @@ from sift.types import Hit
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "benchmarks"
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from planner_quality import build_store, embedder_name, gold_sets, load
+from planner_quality import CACHE, build_store, embedder_name, gold_sets, load
 
 DATASETS = ("hotpotqa", "musique", "2wikimultihopqa")
-SYSTEMS = ("bm25", "walk", "bm25+walk", "planner", "planner+graph", "search+graph")
-DEFAULT_SYSTEMS = SYSTEMS[:5]
+SYSTEMS = (
+    "bm25",
+    "walk",
+    "bm25+walk",
+    "hybrid",
+    "hybrid+graph",
+    "planner",
+    "planner+graph",
+    "search+graph",
+)
+DEFAULT_SYSTEMS = SYSTEMS[:7]
 
 
 def part_of(question_id: str) -> str:
@@ -174,6 +188,13 @@ async def run(
         questions = [q for q in questions if part_of(q["id"]) == args.part]
     questions = questions[: args.limit] if args.limit else questions
     store = build_store(name, rows, embedder_name(), progress)
+    if {"hybrid", "hybrid+graph"} & set(args.systems):
+        # Reopened keeping the entity graph (extracted on the first open, then read back);
+        # searches and the planner do not read it.
+        from sift.integrations.stores.sqlite import SqliteCorpus
+
+        store.close()
+        store = SqliteCorpus(CACHE / f"{name}-{embedder_name()}.sqlite", entity_graph=True)
     t0 = time.perf_counter()
     graph = store_graph(store, rows, config)
     progress.console.print(
@@ -196,6 +217,8 @@ async def run(
         for number, q in enumerate(questions):
             part = part_of(q["id"])
             per = out.setdefault(part, {s: Scores() for s in systems})
+            # Single shot is the search alone unless a system asks for the graph.
+            _set_env("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", "0")
             t = time.perf_counter()
             single = single_shot(q["question"], store, top_k=10, mode="bm25")
             bm25_ms = (time.perf_counter() - t) * 1000
@@ -212,6 +235,14 @@ async def run(
                 walked = graph.walk(ents, bm25_chunks[: args.seed_chunks], limits=walk_limits, k=10)
                 fused = rrf([(1.0, bm25_chunks), (args.weight, [c for c, _ in walked.chunks])])
                 per["bm25+walk"].add(q, [c.rsplit("_", 1)[0] for c in fused], _ms(t) + bm25_ms)
+            for system, weight in (("hybrid", "0"), ("hybrid+graph", None)):
+                if system not in systems:
+                    continue
+                _set_env("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", weight)
+                t = time.perf_counter()
+                shot = single_shot(q["question"], store, top_k=30)
+                per[system].add(q, [e.doc_id for e in shot.evidence], _ms(t))
+            _set_env("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", "0")
             runs = (
                 ("planner", store, before),
                 ("planner+graph", store, planner),
@@ -231,6 +262,13 @@ async def run(
     finally:
         store.close()
     return out
+
+
+def _set_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def _ms(t: float) -> float:

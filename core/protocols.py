@@ -125,6 +125,11 @@ class EntityGraphCorpus(Protocol):
     it when opened with `entity_graph=True`; Weaviate does not, and needs not: the
     heuristic planner builds the graph of what an episode has read itself."""
 
+    @property
+    def entity_graph(self) -> bool:
+        """Whether this corpus keeps the graph (`walk_entities` answers)."""
+        ...
+
     def walk_entities(
         self,
         question: str,
@@ -132,9 +137,10 @@ class EntityGraphCorpus(Protocol):
         seeds: Sequence[str] = (),
         k: int = 10,
         exclude: Collection[str] = (),
+        filters: Filter | None = None,
     ) -> WalkResult:
         """Chunk ids nearest the question's entities and the `seeds` chunk ids, best
-        first, each with the entity it came through."""
+        first, each with the entity it came through; only chunks passing `filters`."""
         ...
 
 

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig, check_question, from_environment
 from sift.filters import Filter
+from sift.protocols import EntityGraphCorpus
 from sift.tokens import estimate_tokens
 from sift.types import (
     Evidence,
     FoundBy,
+    Hit,
     SearchMode,
     SearchResult,
     ToolCallTrace,
@@ -36,37 +38,68 @@ def single_shot(
     mode: SearchMode = "hybrid",
     filters: Any = None,
 ) -> SearchResult:
-    """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult."""
-    question = check_question(question, from_environment(HarnessConfig).max_question_chars)
+    """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult.
+
+    Over a corpus that keeps the entity graph (`EntityGraphCorpus.entity_graph`), the
+    search's list is fused with a walk from the question's entities and the search's
+    best hits (`HarnessConfig.single_shot_graph_weight`, 0: off); a chunk the walk
+    reached says so in its justification and its `found_by` (`entity_graph`, through
+    which entity)."""
+    config = from_environment(HarnessConfig)
+    question = check_question(question, config.max_question_chars)
     if top_k < 1:
         raise ValueError(f"top_k must be a positive integer; got {top_k!r}")
     started = time.perf_counter()
-    hits = corpus.search(question, k=top_k, mode=mode, filters=Filter.of(filters))
+    spec = Filter.of(filters)
+    hits = corpus.search(question, k=top_k, mode=mode, filters=spec)
+    searched = {h.chunk.chunk_id: rank for rank, h in enumerate(hits[:top_k], start=1)}
+    calls = [ToolCallTrace(tool="search_corpus", arguments={"query": question})]
+    via: dict[str, str] = {}
+    if (
+        config.single_shot_graph_weight > 0
+        and isinstance(corpus, EntityGraphCorpus)
+        and corpus.entity_graph
+    ):
+        hits, via = _with_graph(question, corpus, corpus, hits, top_k, spec, config)
+        seeds = [h for h in searched if searched[h] <= config.single_shot_graph_seeds]
+        calls.append(ToolCallTrace(tool="entity_graph", arguments={"seeds": seeds}))
     found = FoundBy(tool="search_corpus", argument=question, turn=0)
-    evidence = [
-        Evidence(
-            doc_id=h.chunk.doc_id,
-            chunk_id=h.chunk.chunk_id,
-            title=h.chunk.title,
-            text=h.chunk.text,
-            score=h.score,
-            justification=f"Rank {rank} of a single {mode} search for the question.",
-            found_by=[found],
-            metadata=dict(h.chunk.metadata),
+    evidence = []
+    for rank, h in enumerate(hits[:top_k], start=1):
+        chunk_id = h.chunk.chunk_id
+        why = f"Rank {rank} of a single {mode} search for the question."
+        found_by = [found] if chunk_id in searched else []
+        if chunk_id in via:
+            where = (
+                f"rank {searched[chunk_id]} of the search"
+                if chunk_id in searched
+                else ("not in the search's list")
+            )
+            why = (
+                f"Rank {rank} of a single {mode} search fused with the entity graph, which "
+                f"reaches it through '{via[chunk_id]}' ({where})."
+            )
+            found_by.append(FoundBy(tool="entity_graph", argument=via[chunk_id], turn=0))
+        evidence.append(
+            Evidence(
+                doc_id=h.chunk.doc_id,
+                chunk_id=chunk_id,
+                title=h.chunk.title,
+                text=h.chunk.text,
+                score=h.score,
+                justification=why,
+                found_by=found_by,
+                metadata=dict(h.chunk.metadata),
+            )
         )
-        for rank, h in enumerate(hits[:top_k], start=1)
-    ]
     tokens = sum(estimate_tokens(e.text) for e in evidence)
+    calls[0].added = [e.chunk_id for e in evidence if e.chunk_id in searched]
+    calls[-1].tokens = tokens
+    if len(calls) > 1:
+        calls[1].added = [e.chunk_id for e in evidence if e.chunk_id not in searched]
     trace = TurnTrace(
         turn=0,
-        calls=[
-            ToolCallTrace(
-                tool="search_corpus",
-                arguments={"query": question},
-                added=[e.chunk_id for e in evidence],
-                tokens=tokens,
-            )
-        ],
+        calls=calls,
         tokens_after=tokens,
         wall_ms=round((time.perf_counter() - started) * 1000, 3),
     )
@@ -77,10 +110,42 @@ def single_shot(
         trace=[trace],
         usage=Usage(
             turns=0,
-            tool_calls=1,
-            calls_per_turn=1.0,
+            tool_calls=len(calls),
+            calls_per_turn=float(len(calls)),
             peak_context_tokens=tokens,
             final_evidence_tokens=tokens,
         ),
         stopped_because="final",
     )
+
+
+def _with_graph(
+    question: str,
+    corpus: Corpus,
+    graph: EntityGraphCorpus,
+    hits: list[Hit],
+    top_k: int,
+    spec: Filter | None,
+    config: HarnessConfig,
+) -> tuple[list[Hit], dict[str, str]]:
+    """The search's hits fused (weighted reciprocal rank fusion, `rrf_k`) with the walk
+    seeded by the question's entities and the best hits; each hit's score is its fused
+    score. Also the entity each chunk the walk reached came through."""
+    ranked = [h.chunk.chunk_id for h in hits[:top_k]]
+    walked = graph.walk_entities(
+        question, seeds=ranked[: config.single_shot_graph_seeds], k=top_k, filters=spec
+    )
+    scores: dict[str, float] = {}
+    lists = ((1.0, ranked), (config.single_shot_graph_weight, [c for c, _ in walked.chunks]))
+    for weight, order in lists:
+        for rank, chunk_id in enumerate(order, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (config.rrf_k + rank)
+    fused = sorted(scores, key=lambda c: -scores[c])[:top_k]
+    by_id = {h.chunk.chunk_id: h.chunk for h in hits}
+    missing = [c for c in fused if c not in by_id]
+    by_id.update({c.chunk_id: c for c in corpus.get_chunks(missing)})
+    out = [Hit(chunk=by_id[c], score=scores[c]) for c in fused if c in by_id]
+    # The seeds are in the walk's list as seeds: only what it reached beyond them is
+    # said to have come through an entity.
+    seeds = set(ranked[: config.single_shot_graph_seeds])
+    return out, {c: walked.via[c] for c in fused if c in walked.via and c not in seeds}

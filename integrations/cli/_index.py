@@ -50,7 +50,7 @@ from sift.integrations.ingest import (
 )
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, SourceRoots
-from sift.protocols import Corpus
+from sift.protocols import Corpus, EntityGraphCorpus
 from sift.types import Document, DocumentFailure, UpsertReport
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_SKIPPED", "IndexSummary", "index_documents", "register"]
@@ -285,6 +285,16 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
         ] = False,
+        entity_graph: Annotated[
+            bool,
+            typer.Option(
+                "--entity-graph",
+                help="Keep the entity graph of the chunks in the embedded store "
+                "(docs/entity-graph.md): single-shot searches then reach second hops "
+                "through it. Recorded: every later open keeps it. Adds 60-70 % to an "
+                "English ingest.",
+            ),
+        ] = False,
         quiet: QuietOption = False,
     ) -> None:
         """Ingest documents; re-running with the same inputs adds nothing.
@@ -294,6 +304,8 @@ def register(app: typer.Typer) -> None:
         """
         options: dict[str, Any] = {"embedder": embedder} if embedder else {}
         corpus = open_store(store, **options)
+        if entity_graph:
+            corpus = _with_entity_graph(corpus, store, options)
         try:
             naming = _naming(corpus, inputs, source_prefix)
             plan = plan_inputs(inputs, naming)
@@ -303,6 +315,23 @@ def register(app: typer.Typer) -> None:
         _report(summary, as_json)
         if summary.exit_code:
             raise typer.Exit(code=summary.exit_code)
+
+
+def _with_entity_graph(corpus: Corpus, store: str | None, options: dict[str, Any]) -> Corpus:
+    """The store opened again keeping the entity graph; a clear error for a store that
+    cannot keep one (Weaviate: its searches go without)."""
+    if not isinstance(corpus, EntityGraphCorpus):
+        corpus.close()
+        err_console.print(
+            f"[red]error[/red]: --entity-graph: {safe(str(store or 'the store'))} is a "
+            f"{type(corpus).__name__}, which keeps no entity graph (only the embedded "
+            "store does); nothing was indexed"
+        )
+        raise typer.Exit(code=2)
+    if corpus.entity_graph:
+        return corpus
+    corpus.close()
+    return open_store(store, entity_graph=True, **options)
 
 
 def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool) -> IndexSummary:

@@ -44,13 +44,16 @@ if TYPE_CHECKING:
     from sift.integrations.stores.sqlite._ann import AnnVectors
     from sift.integrations.stores.sqlite._entities import EntityIndex
 
-__all__ = ["ChangeLog", "Derived", "DerivedIndex", "Written"]
+__all__ = ["ENTITY_RECORD", "ChangeLog", "Derived", "DerivedIndex", "Written"]
 
 log = logging.getLogger("sift.integrations.stores")
 
 _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
 _ENTITY_FILE = "entities.rows"
+# The entity index's record beside its file: a store whose folder holds it keeps the
+# graph on every open that does not say otherwise (`_open.keeps_entity_graph`).
+ENTITY_RECORD = "entities.json"
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000

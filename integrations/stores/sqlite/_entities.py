@@ -123,7 +123,8 @@ class EntityIndex:
         # is written again with the live ones only.
         if len(saved) < self._lines // 2:
             self._unsaved, self._saved_bytes = sorted(rows), 0
-        if self._unsaved:
+        # Saved now, even when empty: the record also says the store keeps the graph.
+        if self._unsaved or not self._sidecar.exists():
             self._save()
 
     def apply(self, written: Written) -> None:

@@ -16,7 +16,7 @@ from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
 from sift.integrations.stores._closing import release_all, release_quietly
 from sift.integrations.stores.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
 from sift.integrations.stores.sqlite._connections import Connections
-from sift.integrations.stores.sqlite._derived import Derived
+from sift.integrations.stores.sqlite._derived import ENTITY_RECORD, Derived
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
     LOCK_NAME,
@@ -59,7 +59,7 @@ def check_options(
     vector_index: str,
     ann_threshold: int,
     writer: bool,
-    entity_graph: bool = False,
+    entity_graph: bool | None = None,
 ) -> Options:
     """The options of `SqliteCorpus`, checked before anything is opened."""
     if vector_index not in VECTOR_INDEXES:
@@ -85,7 +85,7 @@ def check_options(
         writer=bool(writer),
         alpha=alpha,
         analyzer=analyzer,
-        entity_graph=bool(entity_graph),
+        entity_graph=None if entity_graph is None else bool(entity_graph),
     )
 
 
@@ -187,6 +187,13 @@ def begin_write(state: State) -> Derived:
     return derived
 
 
+def keeps_entity_graph(path: Path, asked: bool | None) -> bool:
+    """Whether an open keeps the entity graph: as asked, else (None) when the store kept
+    one before (its record is in the folder), so that every later open of a store made
+    with it, the CLI's and the server's too, keeps it."""
+    return asked if asked is not None else (path / ENTITY_RECORD).exists()
+
+
 def _open_derived(state: State, *, keep_lock: bool = False) -> None:
     """Opens the derived indexes, to be written when this process can take the writer
     lock now, else for reading (another process writes). Indexes whose files cannot be
@@ -206,7 +213,7 @@ def _open_derived(state: State, *, keep_lock: bool = False) -> None:
             ann_threshold=options.ann_threshold,
             lock=state.writer_lock,
             read_only=state.conns.read_only,
-            entity_graph=options.entity_graph,
+            entity_graph=keeps_entity_graph(state.path, options.entity_graph),
         )
 
     try:

@@ -28,7 +28,7 @@ from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
 
-__all__ = ["documents", "get_chunks", "grep", "read", "search", "stats"]
+__all__ = ["allowed_chunks", "documents", "get_chunks", "grep", "read", "search", "stats"]
 
 _CHUNK_SQL = (
     "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
@@ -267,17 +267,29 @@ class _FilterCheck:
         return {r for r in rowids if self._verdict.get(r)}
 
 
+def allowed_chunks(state: State, chunk_ids: Sequence[str], spec: Filter) -> set[str]:
+    """Which of these chunk ids pass `spec`, judged as a search judges its results."""
+    conn = state.conn()
+    rows = _id_rows(conn, chunk_ids)
+    allowed = _FilterCheck(conn, spec).allowed([rowid for rowid, _, _ in rows])
+    return {f"{doc_id}_{idx}" for rowid, doc_id, idx in rows if rowid in allowed}
+
+
 def _rowids(conn: sqlite3.Connection, chunk_ids: Collection[str]) -> set[int]:
+    return {rowid for rowid, _, _ in _id_rows(conn, chunk_ids)}
+
+
+def _id_rows(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> list[tuple[int, str, int]]:
+    """(rowid, doc id, index) of the chunks with these ids that exist."""
     keys = _split_ids(chunk_ids)
     if not keys:
-        return set()
-    rows = conn.execute(
-        "SELECT c.id FROM json_each(?) j "
+        return []
+    return conn.execute(
+        "SELECT c.id, d.doc_id, c.idx FROM json_each(?) j "
         "JOIN documents d ON d.doc_id = json_extract(j.value, '$[0]') "
         "JOIN chunks c ON c.doc = d.id AND c.idx = json_extract(j.value, '$[1]')",
         (json.dumps(keys),),
     ).fetchall()
-    return {r[0] for r in rows}
 
 
 def _hits(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]]) -> list[Hit]:

@@ -38,7 +38,7 @@ class Options:
     writer: bool
     alpha: float | None
     analyzer: Analyzer | None
-    entity_graph: bool = False
+    entity_graph: bool | None = None  # None: as the store's folder says (`entities.json`)
 
 
 @dataclass(slots=True, eq=False)

@@ -70,9 +70,12 @@ class SqliteCorpus:
             and writes raise CorpusError. It sees the store as of its opening, up to the
             writer's last BM25 commit; open it again to see later writes.
         entity_graph: keep the entity graph of the chunks (docs/entity-graph.md) for
-            `walk_entities`: in memory, its rows recorded beside the store and read back
-            on open (only chunks written since are extracted). Off by default:
-            extracting entities adds 60-70 % to an English ingest.
+            `walk_entities` and `single_shot`: in memory, its rows recorded beside the
+            store and read back on open (only chunks written since are extracted).
+            None (the default): kept when the store kept it before (its record
+            `entities.json` is in the folder), so a store made with it keeps it on
+            every open, the CLI's and the server's too; False: not on this open. Off
+            for a new store: extracting entities adds 60-70 % to an English ingest.
     """
 
     @released_on_failure
@@ -94,7 +97,7 @@ class SqliteCorpus:
         vector_index: str = "auto",
         ann_threshold: int = 300_000,
         writer: bool = True,
-        entity_graph: bool = False,
+        entity_graph: bool | None = None,
     ) -> None:
         options = _open.check_options(
             fusion=fusion,
@@ -186,6 +189,15 @@ class SqliteCorpus:
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         return _reads.get_chunks(self._s, chunk_ids)
 
+    @property
+    def entity_graph(self) -> bool:
+        """Whether this open keeps the entity graph (`walk_entities` answers); for a
+        store not made yet (made by its first write), whether it will."""
+        if self._s.pending is not None:
+            return self._s.options.entity_graph is True
+        self._s.require()
+        return self._s.indexes().entities is not None
+
     def walk_entities(
         self,
         question: str,
@@ -193,10 +205,11 @@ class SqliteCorpus:
         seeds: Sequence[str] = (),
         k: int = 10,
         exclude: Collection[str] = (),
+        filters: Filter | Mapping[str, Any] | None = None,
     ) -> WalkResult:
         """The entity graph's walk from the question's entities and the `seeds` chunk
-        ids (`EntityGraphCorpus`); CorpusError unless the store was opened with
-        `entity_graph=True`."""
+        ids (`EntityGraphCorpus`), keeping chunks that pass `filters`; CorpusError
+        unless the store was opened with `entity_graph=True`."""
         self._s.require()
         if self._s.pending is not None:
             return WalkResult([], {}, [])
@@ -205,7 +218,15 @@ class SqliteCorpus:
             raise CorpusError(
                 f"store {self._path} keeps no entity graph; open it with entity_graph=True"
             )
-        return entities.walk(question, seeds=seeds, k=k, exclude=exclude)
+        spec = Filter.of(filters)
+        if spec is None:
+            return entities.walk(question, seeds=seeds, k=k, exclude=exclude)
+        # Walked further, then filtered as searches are (`_reads`), cut to k.
+        walked = entities.walk(question, seeds=seeds, k=max(4 * k, 50), exclude=exclude)
+        allowed = _reads.allowed_chunks(self._s, [c for c, _ in walked.chunks], spec)
+        chunks = [(c, score) for c, score in walked.chunks if c in allowed][:k]
+        via = {c: walked.via[c] for c, _ in chunks if c in walked.via}
+        return WalkResult(chunks, via, walked.entities)
 
     def stats(self) -> CorpusStats:
         return _reads.stats(self._s)

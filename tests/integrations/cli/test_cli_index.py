@@ -265,3 +265,38 @@ def test_ids_an_earlier_sift_gave_are_renamed_and_reported(
     ]
     assert "renamed ../b/notes/kestrel.md -> notes/kestrel.md" in run.stderr
     assert _ids(sift, store) == ["notes/kestrel.md", "x.md", "ガイド.md"]
+
+
+def test_entity_graph_is_kept_from_index_on_and_single_shot_reaches_the_second_hop(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    pages = {
+        "signmark.md": "# Signmark\n\nSignmark is a rapper from Finland.",
+        "markka.md": "# Finnish markka\n\nMarkka: money in Finland until 2002.",
+        "tower.md": "# 東京スカイツリー\n\n東京スカイツリーは墨田区にある電波塔。施工は大林組。",
+        "obayashi.md": "# 大林組\n\n大林組、大阪市中央区。",
+        **{f"other{i}.md": f"# Currency {i}\n\nThe country and its currency." for i in range(2)},
+        **{f"ja{i}.md": f"# 会社{i}\n\nこの会社{i}の本社は大きい。" for i in range(2)},
+    }
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    store = str(tmp_path / "store")
+    run = sift("index", "--store", store, "--embedder", "hash", "--entity-graph", str(folder))
+    assert run.returncode == 0, run.stderr
+    for question, bridge, entity in (
+        ("What currency did the country of Signmark use?", "markka.md", "finland"),
+        ("東京スカイツリーを建てた会社の本社はどこか？", "obayashi.md", "大林組"),
+    ):
+        # A later command opens the store without the flag and keeps the graph.
+        args = ("search", "--store", store, "--single-shot", "--mode", "bm25", "--json")
+        found = json.loads(sift(*args, "--top-k", "5", question).stdout)
+        reached = [e for e in found["evidence"] if e["doc_id"] == bridge]
+        assert reached, [e["doc_id"] for e in found["evidence"]]
+        assert {"tool": "entity_graph", "argument": entity, "turn": 0} in reached[0]["found_by"]
+        # Turned off for one search, the search alone cannot find the page.
+        monkeypatch.setenv("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", "0")
+        alone = json.loads(sift(*args, "--top-k", "5", question).stdout)
+        monkeypatch.delenv("SIFT_SINGLE_SHOT_GRAPH_WEIGHT")
+        assert bridge not in [e["doc_id"] for e in alone["evidence"]]

@@ -72,3 +72,13 @@ def test_files_list_show_and_sync_through_a_weaviate_url(fake, tmp_path, capsys)
     assert run(["index", "--store", url, "-q", "--sync", "--json", str(docs)]) == 0
     assert json.loads(capsys.readouterr().out)["removed"] == ["gone.md"]
     assert {o.properties["doc_id"] for o in fake.objects("CliFiles").values()} == {"report.pdf"}
+
+
+def test_index_with_entity_graph_through_a_weaviate_url_is_refused(fake, tmp_path, capsys) -> None:
+    (tmp_path / "a.md").write_text("# Signmark\n\nSignmark is from Finland.", encoding="utf-8")
+    url = fake.url(collection="GraphDocs")
+    argv = ["index", "--store", url, "--embedder", "hash", "--entity-graph", str(tmp_path)]
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert "--entity-graph" in err and "WeaviateCorpus" in err and "nothing was indexed" in err
+    assert not fake.collections.get("GraphDocs") or fake.objects("GraphDocs") == {}
