@@ -356,9 +356,17 @@
       var found = el("div", { class: "found" }, [el("span", { class: "muted" }, "found by ")]);
       (item.found_by || []).forEach(function (f) {
         if (f.tool === "entity_graph") {
-          // Not a call: the planner's entity graph lifted the chunk through an entity.
-          found.appendChild(el("span", { class: "found-graph", "data-entity": f.argument },
-            "entity graph via " + JSON.stringify(f.argument) + "  "));
+          // The planner's graph reorders its final list (no call of its own: a mark);
+          // single_shot's walk is a call in the trace, and the mark links to it.
+          var label = "entity graph via " + JSON.stringify(f.argument) + "  ";
+          var walks = calls.filter(function (c) {
+            return c.turn === f.turn && c.tool === "entity_graph" &&
+              c.added.indexOf(item.chunk_id) >= 0;
+          });
+          found.appendChild(walks.length
+            ? el("a", { href: "#" + walks[0].id, class: "found-graph",
+              "data-entity": f.argument, "data-call": walks[0].id }, label)
+            : el("span", { class: "found-graph", "data-entity": f.argument }, label));
           return;
         }
         var text = f.tool + "(" + JSON.stringify(f.argument) + ") turn " + f.turn;

@@ -149,6 +149,33 @@ def test_a_chunk_the_entity_graph_lifted_names_its_entity(browser, tmp_path, scr
     assert not items[1].find_elements(By.CSS_SELECTOR, ".found-graph")
 
 
+def test_single_shots_walk_is_a_call_the_graph_mark_links_to(browser, tmp_path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from sift.graphs import single_shot
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    pages = [
+        Document(id="tower", title="東京スカイツリー", text="東京スカイツリーの施工は大林組。"),
+        Document(id="obayashi", title="大林組", text="大林組、大阪市中央区。"),
+    ]
+    with SqliteCorpus(tmp_path / "s", embedder="hash", entity_graph=True) as store:
+        store.upsert(pages)
+        result = single_shot("東京スカイツリーを建てた会社は？", store, top_k=5, mode="bm25")
+    assert [e.chunk_id for e in result.evidence] == ["tower_0", "obayashi_0"]
+    browser.get(write_trace_html(tmp_path / "shot.html", result).as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".evidence-item"))
+    assert console(browser) == []
+    items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    marks = items[1].find_elements(By.CSS_SELECTOR, "a.found-graph")
+    assert [m.get_attribute("data-entity") for m in marks] == ["大林組"]
+    marks[0].click()
+    target = browser.find_element(By.CSS_SELECTOR, ".call:target")
+    assert target.get_attribute("data-tool") == "entity_graph"
+    assert "tower_0" in target.text  # its seeds
+
+
 def test_rollouts_stand_side_by_side_with_the_fusion(browser, tmp_path, planner_rollouts):
     from selenium.webdriver.common.by import By
 
