@@ -126,6 +126,16 @@ def test_a_trace_page_draws_every_part_of_the_episode(
     assert console(browser) == []
 
 
+def _evidence_items(browser, page: Path) -> list[Any]:
+    """The page's evidence items, once drawn, with nothing on the console."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(page.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".evidence-item"))
+    assert console(browser) == []
+    return browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+
+
 def test_a_chunk_the_entity_graph_lifted_names_its_entity(browser, tmp_path, scripted_result):
     from selenium.webdriver.common.by import By
 
@@ -137,10 +147,7 @@ def test_a_chunk_the_entity_graph_lifted_names_its_entity(browser, tmp_path, scr
     result = scripted_result.model_copy(
         update={"evidence": [lifted, *scripted_result.evidence[1:]]}
     )
-    browser.get(write_trace_html(tmp_path / "graph.html", result).as_uri())
-    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".evidence-item"))
-    assert console(browser) == []
-    items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    items = _evidence_items(browser, write_trace_html(tmp_path / "graph.html", result))
     marks = items[0].find_elements(By.CSS_SELECTOR, ".found-graph")
     assert [m.get_attribute("data-entity") for m in marks] == ["足利義満"]
     assert 'entity graph via "足利義満"' in marks[0].text
@@ -164,10 +171,7 @@ def test_single_shots_walk_is_a_call_the_graph_mark_links_to(browser, tmp_path) 
         store.upsert(pages)
         result = single_shot("東京スカイツリーを建てた会社は？", store, top_k=5, mode="bm25")
     assert [e.chunk_id for e in result.evidence] == ["tower_0", "obayashi_0"]
-    browser.get(write_trace_html(tmp_path / "shot.html", result).as_uri())
-    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".evidence-item"))
-    assert console(browser) == []
-    items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
+    items = _evidence_items(browser, write_trace_html(tmp_path / "shot.html", result))
     marks = items[1].find_elements(By.CSS_SELECTOR, "a.found-graph")
     assert [m.get_attribute("data-entity") for m in marks] == ["大林組"]
     marks[0].click()
