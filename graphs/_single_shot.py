@@ -60,8 +60,8 @@ def single_shot(
         and isinstance(corpus, EntityGraphCorpus)
         and corpus.entity_graph
     ):
-        hits, via = _with_graph(question, corpus, corpus, hits, top_k, spec, config)
-        seeds = [h for h in searched if searched[h] <= config.single_shot_graph_seeds]
+        seeds = [h.chunk.chunk_id for h in hits[: min(top_k, config.single_shot_graph_seeds)]]
+        hits, via = _with_graph(question, corpus, corpus, hits, seeds, top_k, spec, config)
         calls.append(ToolCallTrace(tool="entity_graph", arguments={"seeds": seeds}))
     found = FoundBy(tool="search_corpus", argument=question, turn=0)
     evidence = []
@@ -73,7 +73,7 @@ def single_shot(
             where = (
                 f"rank {searched[chunk_id]} of the search"
                 if chunk_id in searched
-                else ("not in the search's list")
+                else "not in the search's list"
             )
             why = (
                 f"Rank {rank} of a single {mode} search fused with the entity graph, which "
@@ -124,17 +124,16 @@ def _with_graph(
     corpus: Corpus,
     graph: EntityGraphCorpus,
     hits: list[Hit],
+    seeds: list[str],
     top_k: int,
     spec: Filter | None,
     config: HarnessConfig,
 ) -> tuple[list[Hit], dict[str, str]]:
     """The search's hits fused (weighted reciprocal rank fusion, `rrf_k`) with the walk
-    seeded by the question's entities and the best hits; each hit's score is its fused
-    score. Also the entity each chunk the walk reached came through."""
+    seeded by the question's entities and the `seeds` hits; each hit's score is its
+    fused score. Also the entity each chunk the walk reached came through."""
     ranked = [h.chunk.chunk_id for h in hits[:top_k]]
-    walked = graph.walk_entities(
-        question, seeds=ranked[: config.single_shot_graph_seeds], k=top_k, filters=spec
-    )
+    walked = graph.walk_entities(question, seeds=seeds, k=top_k, filters=spec)
     scores: dict[str, float] = {}
     lists = ((1.0, ranked), (config.single_shot_graph_weight, [c for c, _ in walked.chunks]))
     for weight, order in lists:
@@ -146,6 +145,5 @@ def _with_graph(
     by_id.update({c.chunk_id: c for c in corpus.get_chunks(missing)})
     out = [Hit(chunk=by_id[c], score=scores[c]) for c in fused if c in by_id]
     # The seeds are in the walk's list as seeds: only what it reached beyond them is
-    # said to have come through an entity.
-    seeds = set(ranked[: config.single_shot_graph_seeds])
+    # said to have come through an entity (every such chunk came through one).
     return out, {c: walked.via[c] for c in fused if c in walked.via and c not in seeds}
