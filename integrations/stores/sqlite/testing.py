@@ -36,6 +36,10 @@ def interrupt_index_commit(
         if when == "before":
             action()
         else:
+            # As commit does: the queued additions first. Committing while the lexical
+            # thread still adds raced it for tantivy's writer ("Already borrowed", seen
+            # once in a clone's run).
+            lexical._settle()
             lexical._w().commit()
             action()
         commit(seq)
