@@ -40,7 +40,11 @@ TopKOption = Annotated[
 ]
 SingleShotOption = Annotated[
     bool,
-    typer.Option("--single-shot", help="Plain one-step retrieval (the baseline), no harness."),
+    typer.Option(
+        "--single-shot",
+        help="One-step retrieval (the baseline), no harness: one search, fused with the "
+        "store's entity graph when it keeps one (sift index --entity-graph).",
+    ),
 ]
 ModeOption = Annotated[str, typer.Option(help="Single-shot mode: hybrid, bm25 or dense.")]
 QuestionsOption = Annotated[
