@@ -10,10 +10,12 @@ import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from sift.entity_graph import WalkResult
+from sift.errors import CorpusError
 from sift.filters import Filter, matches
 from sift.integrations.stores._checks import check_doc_id, check_grep, check_ids, check_search
 from sift.integrations.stores._embedding import dense_weight, embed_query
@@ -28,7 +30,9 @@ from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
 
-__all__ = ["allowed_chunks", "documents", "get_chunks", "grep", "read", "search", "stats"]
+__all__ = ["documents", "get_chunks", "grep", "read", "search", "stats", "walk"]
+
+K = TypeVar("K")  # what a ranked list ranks: chunk rowids, or chunk ids
 
 _CHUNK_SQL = (
     "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
@@ -68,17 +72,18 @@ def search(
         mode = "dense"
     derived = state.indexes()
     lexical, vectors = derived.lexical, derived.vectors
-    checker = _FilterCheck(state.conn(), request.filters)
+    checker = None if request.filters is None else _FilterCheck(state.conn(), request.filters)
+    allowed = checker.allowed if checker is not None else None
     if mode == "bm25":
-        ranked = _filtered(lambda n: lexical.search(text, n, blocked), k, checker)
+        ranked = _filtered(lambda n: lexical.search(text, n, blocked), k, allowed)
     elif mode == "dense":
         q = embed_query(state.embedder, text, vector)
-        ranked = _filtered(lambda n: vectors.search(q, n, blocked), k, checker)
+        ranked = _filtered(lambda n: vectors.search(q, n, blocked), k, allowed)
     else:
         q = embed_query(state.embedder, text, vector)
         width = max(state.options.hybrid_candidates, k)
-        bm25 = _filtered(lambda n: lexical.search(text, n, blocked), width, checker)
-        dense = _filtered(lambda n: vectors.search(q, n, blocked), width, checker)
+        bm25 = _filtered(lambda n: lexical.search(text, n, blocked), width, allowed)
+        dense = _filtered(lambda n: vectors.search(q, n, blocked), width, allowed)
         ranked = fuse(state.options.fusion, dense, bm25, weight)[:k]
     return _hits(state.conn(), ranked)
 
@@ -225,16 +230,19 @@ def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> 
 
 
 def _filtered(
-    fetch: Callable[[int], list[tuple[int, float]]], need: int, checker: _FilterCheck
-) -> list[tuple[int, float]]:
-    """The first `need` results passing the filter, fetching more while too many fail."""
-    if checker.spec is None:
+    fetch: Callable[[int], list[tuple[K, float]]],
+    need: int,
+    allowed: Callable[[list[K]], set[K]] | None,
+) -> list[tuple[K, float]]:
+    """The first `need` results passing the filter (`allowed` says which of some keys
+    do; None: no filter), fetching more while too many fail."""
+    if allowed is None:
         return fetch(need)
     limit = max(need * 4, 50)
     while True:
         results = fetch(limit)
-        allowed = checker.allowed([rowid for rowid, _ in results])
-        kept = [r for r in results if r[0] in allowed]
+        passed = allowed([key for key, _ in results])
+        kept = [r for r in results if r[0] in passed]
         if len(kept) >= need or len(results) < limit:
             return kept[:need]
         limit *= 4
@@ -267,7 +275,41 @@ class _FilterCheck:
         return {r for r in rowids if self._verdict.get(r)}
 
 
-def allowed_chunks(state: State, chunk_ids: Sequence[str], spec: Filter) -> set[str]:
+def walk(
+    state: State,
+    question: str,
+    *,
+    seeds: Sequence[str],
+    k: int,
+    exclude: Collection[str],
+    filters: Filter | Mapping[str, Any] | None,
+) -> WalkResult:
+    """The entity graph's walk (`SqliteCorpus.walk_entities`), its chunks filtered as a
+    search's results are."""
+    state.require()
+    if state.pending is not None:
+        return WalkResult([], {}, [])
+    entities = state.indexes().entities
+    if entities is None:
+        raise CorpusError(
+            f"store {state.path} keeps no entity graph; open it with entity_graph=True"
+        )
+    spec = Filter.of(filters)
+    if spec is None:
+        return entities.walk(question, seeds=seeds, k=k, exclude=exclude)
+    walks: list[WalkResult] = []
+
+    def fetch(n: int) -> list[tuple[str, float]]:
+        walks.append(entities.walk(question, seeds=seeds, k=n, exclude=exclude))
+        return walks[-1].chunks
+
+    chunks = _filtered(fetch, k, lambda ids: _allowed_chunks(state, ids, spec))
+    walked = walks[-1]
+    via = {c: walked.via[c] for c, _ in chunks if c in walked.via}
+    return WalkResult(chunks, via, walked.entities)
+
+
+def _allowed_chunks(state: State, chunk_ids: Sequence[str], spec: Filter) -> set[str]:
     """Which of these chunk ids pass `spec`, judged as a search judges its results."""
     conn = state.conn()
     rows = _id_rows(conn, chunk_ids)

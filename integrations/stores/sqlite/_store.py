@@ -20,7 +20,6 @@ import numpy as np
 
 from sift.analysis import Analyzer
 from sift.entity_graph import WalkResult
-from sift.errors import CorpusError
 from sift.filters import Filter
 from sift.integrations.stores._checks import DEFAULT_MAX_QUERY_CHARS
 from sift.integrations.stores._closing import close_on_exit, released_on_failure
@@ -210,23 +209,7 @@ class SqliteCorpus:
         """The entity graph's walk from the question's entities and the `seeds` chunk
         ids (`EntityGraphCorpus`), keeping chunks that pass `filters`; CorpusError
         unless the store was opened with `entity_graph=True`."""
-        self._s.require()
-        if self._s.pending is not None:
-            return WalkResult([], {}, [])
-        entities = self._s.indexes().entities
-        if entities is None:
-            raise CorpusError(
-                f"store {self._path} keeps no entity graph; open it with entity_graph=True"
-            )
-        spec = Filter.of(filters)
-        if spec is None:
-            return entities.walk(question, seeds=seeds, k=k, exclude=exclude)
-        # Walked further, then filtered as searches are (`_reads`), cut to k.
-        walked = entities.walk(question, seeds=seeds, k=max(4 * k, 50), exclude=exclude)
-        allowed = _reads.allowed_chunks(self._s, [c for c, _ in walked.chunks], spec)
-        chunks = [(c, score) for c, score in walked.chunks if c in allowed][:k]
-        via = {c: walked.via[c] for c, _ in chunks if c in walked.via}
-        return WalkResult(chunks, via, walked.entities)
+        return _reads.walk(self._s, question, seeds=seeds, k=k, exclude=exclude, filters=filters)
 
     def stats(self) -> CorpusStats:
         return _reads.stats(self._s)
