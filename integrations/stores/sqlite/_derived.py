@@ -51,9 +51,10 @@ log = logging.getLogger("sift.integrations.stores")
 _ANN_FILE = "vectors.usearch"
 _TRIGRAM_FILE = "trigrams.bin"
 _ENTITY_FILE = "entities.rows"
-# The entity index's record beside its file: a store whose folder holds it keeps the
-# graph on every open that does not say otherwise (`_open.keeps_entity_graph`).
-ENTITY_RECORD = "entities.json"
+# The entity index's record beside its file (`EntityIndex`: the file's name with .json):
+# a store whose folder holds it keeps the graph on every open that does not say
+# otherwise (`_open.keeps_entity_graph`).
+ENTITY_RECORD = Path(_ENTITY_FILE).with_suffix(".json").name
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000

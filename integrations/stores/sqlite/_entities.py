@@ -95,7 +95,6 @@ class EntityIndex:
         self._rows: dict[int, _Row] = {}
         self._unsaved: list[int] = []  # rowids added since the file's end, ascending
         self._saved_bytes = 0
-        self._lines = 0  # lines read from the file on open, live or dead
         self._graph: EntityGraph | None = None
         self._lock = threading.Lock()
         self.extracted = 0  # chunks whose entities this process extracted (not read back)
@@ -107,7 +106,7 @@ class EntityIndex:
 
     def catch_up(self, changes: ChangeLog) -> None:
         live = dict(changes.conn.execute(_IDS).fetchall())
-        saved, size, mark = self._read(live)
+        saved, lines, size, mark = self._read(live)
         rows: dict[int, _Row] = dict(saved)
         unsaved: list[int] = []
         cursor = changes.conn.execute(_ROWS, (mark,))
@@ -121,7 +120,7 @@ class EntityIndex:
         self._unsaved, self._saved_bytes = unsaved, size
         # More dead rows than live ones (documents deleted or rewritten since): the file
         # is written again with the live ones only.
-        if len(saved) < self._lines // 2:
+        if len(saved) < lines // 2:
             self._unsaved, self._saved_bytes = sorted(rows), 0
         # Saved now, even when empty: the record also says the store keeps the graph.
         if self._unsaved or not self._sidecar.exists():
@@ -166,9 +165,10 @@ class EntityIndex:
 
     # ------------------------------------------------------------------ the file
 
-    def _read(self, live: dict[int, str]) -> tuple[dict[int, _Row], int, int]:
-        """The recorded rows of chunks SQLite still holds, the file's recorded length,
-        and the rowid from which chunks are extracted again."""
+    def _read(self, live: dict[int, str]) -> tuple[dict[int, _Row], int, int, int]:
+        """The recorded rows of chunks SQLite still holds, how many rows the file holds
+        (live or dead), its recorded length, and the rowid from which chunks are
+        extracted again."""
         size = read_seq(self._sidecar, _FORMAT, self._recorded) or 0
         data = b""
         if size:
@@ -185,14 +185,13 @@ class EntityIndex:
             lines = json.loads(b"[" + data.rstrip(b"\n").replace(b"\n", b",") + b"]")
         except ValueError:
             _log.warning("the entity graph's file %s is unreadable: rebuilding it", self._path)
-            return {}, 0, 0
+            return {}, 0, 0, 0
         for rowid, n_title, *keys in lines:
             mark = rowid + 1
             chunk_id = live.get(rowid)
             if chunk_id is not None:
                 rows[rowid] = (chunk_id, keys, n_title)
-        self._lines = len(lines)
-        return rows, size, mark
+        return rows, len(lines), size, mark
 
     def _save(self) -> None:
         """Appends the unsaved rows (cutting off whatever a crash left past the recorded
