@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig, check_question, from_environment
 from sift.filters import Filter
+from sift.graphs._rrf import rrf_scores
 from sift.protocols import EntityGraphCorpus
 from sift.tokens import estimate_tokens
 from sift.types import (
@@ -134,11 +135,8 @@ def _with_graph(
     fused score. Also the entity each chunk the walk reached came through."""
     ranked = [h.chunk.chunk_id for h in hits[:top_k]]
     walked = graph.walk_entities(question, seeds=seeds, k=top_k, filters=spec)
-    scores: dict[str, float] = {}
-    lists = ((1.0, ranked), (config.single_shot_graph_weight, [c for c, _ in walked.chunks]))
-    for weight, order in lists:
-        for rank, chunk_id in enumerate(order, start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (config.rrf_k + rank)
+    walk = [c for c, _ in walked.chunks]
+    scores = rrf_scores(((1.0, ranked), (config.single_shot_graph_weight, walk)), config.rrf_k)
     fused = sorted(scores, key=lambda c: -scores[c])[:top_k]
     by_id = {h.chunk.chunk_id: h.chunk for h in hits}
     missing = [c for c in fused if c not in by_id]

@@ -23,6 +23,7 @@ from sift.entity_graph import (
     graph_row,
     question_entities,
 )
+from sift.graphs._rrf import rrf_scores
 from sift.types import SeenChunk
 
 __all__ = ["GraphFusion", "fuse_with_graph", "graph_bridges"]
@@ -85,10 +86,8 @@ def fuse_with_graph(
     if fusion.weight <= 0 or not ranked:
         return ranked, {}
     walked = _walk(question, ranked, seen, fusion)
-    scores: dict[str, float] = {}
-    for weight, order in ((1.0, ranked), (fusion.weight, [c for c, _ in walked.chunks])):
-        for rank, chunk_id in enumerate(order, start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (fusion.fusion_k + rank)
+    walk = [c for c, _ in walked.chunks]
+    scores = rrf_scores(((1.0, ranked), (fusion.weight, walk)), fusion.fusion_k)
     position = {c: i for i, c in enumerate(ranked)}
     fused = sorted(ranked, key=lambda c: (-scores[c], position[c]))
     return fused, walked.via
