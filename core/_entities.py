@@ -132,12 +132,12 @@ _SPAN_WORDS = re.compile(r"[^\s&-]+")
 
 def _capitalised_spans(
     text: str, limits: EntityLimits, prose: bool, known: frozenset[str] = frozenset()
-) -> list[tuple[str, int]]:
-    """Capitalised spans and their offsets. In `prose`, a lone capitalised word opening a
+) -> list[str]:
+    """Capitalised spans, in order. In `prose`, a lone capitalised word opening a
     sentence counts only when the text writes it capitalised elsewhere too, or it is one
     of the `known` keys (the passage's title): "Signmark was born ..." on Signmark's page,
     but not "Filming took place ..."."""
-    found: list[tuple[str, int, bool]] = []
+    found: list[tuple[str, bool]] = []
     later: set[str] = set()
     for m in _SPAN.finditer(text):
         at = m.start()
@@ -155,7 +155,7 @@ def _capitalised_spans(
             skip += 1
         if skip:
             cut = surface.find(words[skip], len(" ".join(words[:skip])))
-            surface, at, at_start = surface[cut:], at + cut, False
+            surface, at_start = surface[cut:], False
             words = words[skip:]
         if len(words) > limits.max_span_words:
             surface = surface[
@@ -167,42 +167,41 @@ def _capitalised_spans(
             surface = surface[:-2]
         if prose:
             later.update(words[1:] if at_start else words)
-        found.append((surface, at, at_start and len(words) == 1))
-    spans: list[tuple[str, int]] = []
-    for surface, at, lone_opening in found:
+        found.append((surface, at_start and len(words) == 1))
+    spans: list[str] = []
+    for surface, lone_opening in found:
         low = surface.lower()
         if " " not in surface and (low in _FUNCTION or low in _MONTHS):
             continue
         if prose and lone_opening and surface not in later and entity_key(surface) not in known:
             continue
-        spans.append((surface, at))
+        spans.append(surface)
     return spans
 
 
-def _dates(text: str) -> list[tuple[str, int, str]]:
-    found: list[tuple[str, int, str]] = []
+def _dates(text: str) -> list[str]:
+    """The dates a text writes in full, as keys: Japanese ones, then day-first, then
+    month-first ones, each in order."""
+    found: list[str] = []
     if "年" in text:
         for m in _DATE_JA.finditer(text):
             year, month, day = m.group(1), int(m.group(2)), int(m.group(3))
-            found.append((f"{year}-{month:02d}-{day:02d}", m.start(), m.group()))
+            found.append(f"{year}-{month:02d}-{day:02d}")
     # "12 March 1950" and "March 12, 1950" read from each month name outward: the regex
     # engine finds the names fast (they open with capitals), where the two whole-date
     # patterns tried every position (a seventh of extracting an English passage).
-    day_first: list[tuple[str, int, str]] = []
-    month_first: list[tuple[str, int, str]] = []
+    day_first: list[str] = []
+    month_first: list[str] = []
     for m in _MONTH_AT.finditer(text):
         at, end = m.span()
         number = _MONTHS[m.group().lower()]
         before = _DAY_BEFORE.search(text, max(0, at - 4), at)
         after = _YEAR_AFTER.match(text, end) if before else None
         if before and after:
-            start = before.start()
-            key = f"{after.group(1)}-{number:02d}-{int(before.group(1)):02d}"
-            day_first.append((key, start, text[start : after.end()]))
+            day_first.append(f"{after.group(1)}-{number:02d}-{int(before.group(1)):02d}")
         after = _DAY_YEAR_AFTER.match(text, end)
         if after and not (at and _is_word(text[at - 1])):
-            key = f"{after.group(2)}-{number:02d}-{int(after.group(1)):02d}"
-            month_first.append((key, at, text[at : after.end()]))
+            month_first.append(f"{after.group(2)}-{number:02d}-{int(after.group(1)):02d}")
     return found + day_first + month_first
 
 
@@ -215,11 +214,11 @@ _DIGITS = re.compile(r"\d+")
 _GLUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def _numbers(text: str, low: int, high: int) -> list[tuple[str, int]]:
+def _numbers(text: str, low: int, high: int) -> list[str]:
     """Numbers of `low` to `high` digits not glued to Latin letters, digits or separators
     ("1,200" and "3.5" are not two numbers; "B-52" is an identifier, not the number 52);
     CJK may touch them (2012年)."""
-    out: list[tuple[str, int]] = []
+    out: list[str] = []
     for m in _DIGITS.finditer(text):
         a, b = m.span()
         if not low <= b - a <= high:
@@ -230,7 +229,7 @@ def _numbers(text: str, low: int, high: int) -> list[tuple[str, int]]:
             continue
         if right in ".," and b + 1 < len(text) and text[b + 1].isdigit():
             continue
-        out.append((m.group(), a))
+        out.append(m.group())
     return out
 
 
@@ -241,71 +240,58 @@ _ONE_SCRIPT = re.compile(rf"[{_KANJI}]+|[{_KATAKANA}]+(?:[・＝=][{_KATAKANA}]+
 _CJK_NAME = re.compile(rf"[{_KANJI_KANA}]+(?:[・＝=][{_KANJI_KANA}]+)*")
 
 
-def _cjk_names(text: str, limits: EntityLimits) -> list[tuple[str, int]]:
-    """Runs of kanji and katakana (joined by ・ and ＝) that are names, with offsets (of
-    a text `has_cjk` said holds some)."""
-    out: list[tuple[str, int]] = []
+def _cjk_names(text: str, limits: EntityLimits) -> list[str]:
+    """Runs of kanji and katakana (joined by ・ and ＝) that are names, in order (of a
+    text `has_cjk` said holds some)."""
+    out: list[str] = []
     for m in _CJK_NAME.finditer(text):
         # A run mixing katakana and kanji (フィンランド出身) also names its parts of one
         # script (フィンランド), which another text writes alone.
-        parts = [(m.group(), m.start())]
-        pieces = list(_ONE_SCRIPT.finditer(m.group()))
+        parts = [m.group()]
+        pieces = _ONE_SCRIPT.findall(m.group())
         if len(pieces) > 1:
-            parts += [(p.group(), m.start() + p.start()) for p in pieces]
-        for name, at in parts:
+            parts += pieces
+        for name in parts:
             if (
                 limits.cjk_min_chars <= len(name) <= limits.cjk_max_chars
                 and name not in _GENERIC_JA
                 and _DATE_LIKE_JA.fullmatch(name) is None
             ):
-                out.append((name, at))
+                out.append(name)
     return out
 
 
-# A mention as the extraction finds it: key, kind ("title", "span", "quoted", "date",
-# "number", "cjk"), where it first stands, its surface text.
-_Found = tuple[str, str, int, str]
-
-
-def _found(text: str, limits: EntityLimits, *, prose: bool, title: str = "") -> list[_Found]:
-    """What a text names, each key once (first place), its title's first. Tuples: a
-    frozen dataclass per mention cost a fifth of the extraction."""
-    found: list[_Found] = []
+def _found(
+    text: str, limits: EntityLimits, *, prose: bool, title: str = ""
+) -> tuple[list[str], int]:
+    """The keys a text names, each once (first place), its title's first, and how many
+    are its title's. Keys only: a frozen dataclass per mention (kind, offset, surface)
+    cost a fifth of the extraction, and nothing read them."""
+    titles: list[str] = []
     if title:
-        key = entity_key(title)
-        if key:
-            found.append((key, "title", -1, title))
+        titles.append(entity_key(title))
         head = title.split(",")[0]
-        if head != title and entity_key(head):
-            found.append((entity_key(head), "title", -1, head))
+        if head != title:
+            titles.append(entity_key(head))
+    found = [key for key in titles if key]
     for m in _QUOTED.finditer(text):
         index = m.lastindex or 0  # the one group of the three that matched
         inner = m.group(index).strip()
         if limits.quote_min_chars <= len(inner) <= limits.quote_max_chars:
-            found.append((entity_key(inner), "quoted", m.start(index), inner))
-    titles = frozenset(f[0] for f in found)
-    for span, at in _capitalised_spans(text, limits, prose, titles):
+            found.append(entity_key(inner))
+    for span in _capitalised_spans(text, limits, prose, frozenset(found)):
         if len(span) >= limits.min_span_chars:
-            found.append((entity_key(span), "span", at, span))
-    for key, at, surface in _dates(text):
-        found.append((key, "date", at, surface))
+            found.append(entity_key(span))
+    found += _dates(text)
     cjk = has_cjk(text)
     plain = unicodedata.normalize("NFKC", text) if cjk else text
-    for number, at in _numbers(plain, limits.number_min_digits, limits.number_max_digits):
-        found.append((number, "number", at, number))
+    found += _numbers(plain, limits.number_min_digits, limits.number_max_digits)
     if cjk:
-        for name, at in _cjk_names(text, limits):
-            found.append((entity_key(name), "cjk", at, name))
-    out: list[_Found] = []
-    keys: set[str] = set()
-    for mention in found:
-        key = mention[0]
-        if key and key not in keys:
-            keys.add(key)
-            out.append(mention)
-            if len(out) >= limits.max_mentions:
-                break
-    return out
+        found += [entity_key(name) for name in _cjk_names(text, limits)]
+    # Each key once, in order, up to the limit (dict keys keep their order).
+    keys = list(dict.fromkeys(key for key in found if key))[: limits.max_mentions]
+    # The title's keys come first: as many as are distinct, within the limit.
+    return keys, min(len({key for key in titles if key}), len(keys))
 
 
 def _default_limits() -> EntityLimits:
@@ -321,11 +307,10 @@ def mention_keys(
 ) -> tuple[list[str], int]:
     """The entity keys a passage names, each once (first place), its title's first, and
     how many of them are its title's."""
-    found = _found(text, limits or _default_limits(), prose=True, title=title)
-    return [f[0] for f in found], sum(1 for f in found if f[1] == "title")
+    return _found(text, limits or _default_limits(), prose=True, title=title)
 
 
 def question_keys(question: str, limits: EntityLimits | None = None) -> list[str]:
     """The entity keys a question names: as in a passage, except that a lone capitalised
     word opening it counts too ("Signmark is from ...") unless it is a function word."""
-    return [f[0] for f in _found(question, limits or _default_limits(), prose=False)]
+    return _found(question, limits or _default_limits(), prose=False)[0]
