@@ -71,6 +71,18 @@ def test_numbers_glued_to_letters_or_separators_are_not_years() -> None:
     assert "1415" not in keys
 
 
+def test_numbers_at_the_edges_of_a_text_and_beside_japanese() -> None:
+    from sift.entity_graph import EntityGraphConfig
+
+    keys = passage_entities("", "1850 saw it built; 12345 and 0.5 are not years; rebuilt 1999.")
+    assert [k for k in keys if k.isdigit()] == ["1850", "1999"]
+    assert "2012" in passage_entities("", "東京スカイツリーは2012年に開業")
+    # One digit to three: the same rules at other lengths ("7" alone; not "3" of "3.5").
+    limits = EntityGraphConfig(number_min_digits=1, number_max_digits=3).limits()
+    keys = passage_entities("", "7 dwarfs, 3.5 m, B-52 and 12 men, 1999", limits)
+    assert [k for k in keys if k.isdigit()] == ["7", "12"]
+
+
 def test_question_counts_its_first_name_but_not_its_question_word() -> None:
     keys = question_entities("What currency predated the Euro in the country Signmark is from?")
     assert keys == ["euro", "signmark"]
