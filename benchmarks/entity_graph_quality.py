@@ -28,9 +28,11 @@ Gold labels are read only by the scorer.
     python benchmarks/entity_graph_quality.py [--datasets ...] [--limit N] [--part tune|held|all]
     python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3]
 
-`--ingest-cost` times, in alternating rounds, a fresh ingest of each corpus into a new
-SqliteCorpus (the default static embedder) with and without its entity index
-(`entity_graph=True`), and a reopen of each: what the index adds to an ingest.
+`--ingest-cost` times, in rotating rounds, a fresh ingest of each corpus into a new
+SqliteCorpus (the default static embedder) without its entity index, with it
+(`entity_graph=True`: the entities found in a worker process beside the writer), and
+with it found in the writer's thread (SIFT_GRAPH_WORKER_MIN_CHUNKS=0, as before the
+worker), and a reopen of each: what the index adds to an ingest.
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -311,41 +313,51 @@ def table(name: str, out: dict[str, dict[str, Scores]]) -> list[str]:
 
 
 def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
-    """A fresh ingest of each corpus into a new SqliteCorpus with and without
-    `entity_graph=True`, and a reopen of each store, in alternating order: what the
-    entity index adds to the time a user waits."""
+    """A fresh ingest of each corpus into a new SqliteCorpus without the entity index,
+    with it (its worker process), and with it in the writer's thread, and a reopen of
+    each store, the order rotated every round: what the entity index adds to the time a
+    user waits."""
     import tempfile
 
     from sift.integrations.stores.sqlite import SqliteCorpus
     from sift.types import Document
 
+    variants = ("plain", "graph", "graph, writer's thread")
     lines = [
-        "| dataset | passages | ingest s | with the graph s | added | reopen s | "
-        "reopen with the graph s |",
-        "|---|---|---|---|---|---|---|",
+        f"Cores: {os.cpu_count()}. Medians of {rounds} rounds.",
+        "",
+        "| dataset | passages | ingest s | with the graph s | added | in the writer's thread s "
+        "| added | reopen s | reopen with the graph s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in datasets:
         rows, _ = load(name)
         documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
-        times: dict[tuple[bool, str], list[float]] = {}
+        times: dict[tuple[str, str], list[float]] = {}
         for round_ in range(rounds):
-            order = (False, True) if round_ % 2 == 0 else (True, False)
-            for graph in order:
+            for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
+                graph = variant != "plain"
+                if variant == "graph, writer's thread":
+                    os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] = "0"
+                else:
+                    os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "s"
                     t = time.perf_counter()
                     store = SqliteCorpus(path, embedder=embedder_name(), entity_graph=graph)
                     store.upsert(documents)
                     store.close()
-                    times.setdefault((graph, "ingest"), []).append(time.perf_counter() - t)
+                    times.setdefault((variant, "ingest"), []).append(time.perf_counter() - t)
                     t = time.perf_counter()
                     SqliteCorpus(path, entity_graph=graph).close()
-                    times.setdefault((graph, "reopen"), []).append(time.perf_counter() - t)
+                    times.setdefault((variant, "reopen"), []).append(time.perf_counter() - t)
+        os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
         m = {key: statistics.median(values) for key, values in times.items()}
-        plain, graph = m[(False, "ingest")], m[(True, "ingest")]
+        plain, graph, inline = (m[(v, "ingest")] for v in variants)
         lines.append(
             f"| {name} | {len(rows)} | {plain:.2f} | {graph:.2f} | {graph / plain - 1:+.0%} | "
-            f"{m[(False, 'reopen')]:.2f} | {m[(True, 'reopen')]:.2f} |"
+            f"{inline:.2f} | {inline / plain - 1:+.0%} | "
+            f"{m[('plain', 'reopen')]:.2f} | {m[('graph', 'reopen')]:.2f} |"
         )
         print(lines[-1], flush=True)
     return lines

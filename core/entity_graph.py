@@ -74,6 +74,11 @@ class EntityGraphConfig(BaseSettings):
     # that only names it (a mention links to the page about the name).
     title_edge_weight: float = Field(default=10.0, ge=0.0)
 
+    # --- the embedded store's entity index ---
+    # A write of at least this many chunks has their entities found in a worker process
+    # beside the writer, on another core (0: always in the writer's thread).
+    worker_min_chunks: int = Field(default=256, ge=0)
+
     def limits(self) -> EntityLimits:
         return EntityLimits(**self.model_dump(include=_field_names(EntityLimits)))
 

@@ -201,6 +201,12 @@ class Derived:
         for index in self.indexes:
             index.apply(written)
 
+    def expect(self, chunks: int) -> None:
+        """A write of at least `chunks` chunks is on its way: the entity index starts
+        its worker process early (the other indexes need no notice)."""
+        if (entities := self.entities) is not None:
+            entities.expect(chunks)
+
     def discard(self) -> None:
         """Closes every index without saving anything (the store opens them again,
         caught up, from SQLite)."""

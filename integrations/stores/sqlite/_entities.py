@@ -19,8 +19,10 @@ or another result on a fixed probe passage) is rebuilt from SQLite. Only the pro
 holding the store's write lock writes the files.
 
 The store turns it on with `SqliteCorpus(..., entity_graph=True)`: extracting entities
-adds 60-70 % to an English ingest (benchmarks/results/entity_graph.md), so it is not on
-by default.
+adds 30-50 % to an English ingest on 2 cores (benchmarks/results/entity_graph.md), so it
+is not on by default. A large write's entities are found in a worker process
+(`_extractor.Extractor`); its rows are taken in rowid order as batches come back, and at
+the end of every write call (`wait`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from sift.entity_graph import (
     question_entities,
 )
 from sift.integrations.stores.sqlite._derived import ChangeLog, Written
+from sift.integrations.stores.sqlite._extractor import Extractor
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 
 __all__ = ["EntityIndex"]
@@ -97,6 +100,10 @@ class EntityIndex:
         self._saved_bytes = 0
         self._graph: EntityGraph | None = None
         self._lock = threading.Lock()
+        self._extractor = Extractor(self._limits, self.config.worker_min_chunks)
+        # Chunks removed while their rows were still being extracted: rowids are never
+        # reused, so a row that comes back for one of them is dropped.
+        self._dead: set[int] = set()
         self.extracted = 0  # chunks whose entities this process extracted (not read back)
 
     def __len__(self) -> int:
@@ -111,9 +118,14 @@ class EntityIndex:
         unsaved: list[int] = []
         cursor = changes.conn.execute(_ROWS, (mark,))
         while batch := cursor.fetchmany(5_000):
-            for rowid, title, text, chunk_id in batch:
-                rows[rowid] = graph_row(chunk_id, title, text, self._limits)
+            self._extractor.submit([(r, cid, title, text) for r, title, text, cid in batch])
+            for rowid, row in self._extractor.take(wait=False):
+                rows[rowid] = row
                 unsaved.append(rowid)
+        for rowid, row in self._extractor.take(wait=True):
+            rows[rowid] = row
+            unsaved.append(rowid)
+        self._extractor.stop()
         self.extracted += len(unsaved)
         with self._lock:
             self._rows, self._graph = rows, None
@@ -128,15 +140,32 @@ class EntityIndex:
 
     def apply(self, written: Written) -> None:
         added = self._chunk_ids([rowid for rowid, _, _ in written.rows])
-        new = {
-            rowid: graph_row(added[rowid], title, text, self._limits)
-            for rowid, title, text in written.rows
-            if rowid in added
-        }
+        if written.removed:
+            if self._extractor.busy():
+                self._dead.update(written.removed)
+            with self._lock:
+                for rowid in written.removed:
+                    self._rows.pop(rowid, None)
+                self._graph = None
+        self._extractor.submit(
+            [(r, added[r], title, text) for r, title, text in written.rows if r in added]
+        )
+        self._take(wait=False)
+
+    def expect(self, chunks: int) -> None:
+        """A write of at least `chunks` chunks is on its way (see `Extractor.prepare`)."""
+        self._extractor.prepare(chunks)
+
+    def _take(self, *, wait: bool) -> None:
+        """Takes the rows the extraction has finished (`wait`: all of them) into the
+        graph, in rowid order."""
+        new = {r: row for r, row in self._extractor.take(wait=wait) if r not in self._dead}
+        if not self._extractor.busy():
+            self._dead.clear()
+        if not new:
+            return
         self.extracted += len(new)
         with self._lock:
-            for rowid in written.removed:
-                self._rows.pop(rowid, None)
             self._rows.update(new)
             self._graph = None
         self._unsaved.extend(new)
@@ -153,11 +182,15 @@ class EntityIndex:
         return None
 
     def wait(self) -> None:
-        """`apply` updates the rows in the write path itself."""
+        """Takes every row still being extracted, and ends the worker process (one
+        runs for one write call)."""
+        self._take(wait=True)
+        self._extractor.stop()
 
     def close(self) -> None:
         """Appends the rows not yet in the file; a failure to (a full disk) only means
         the next open extracts them again."""
+        self.wait()
         if self._unsaved:
             self._save()
         with self._lock:

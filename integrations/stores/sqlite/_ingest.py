@@ -166,6 +166,8 @@ def _pipeline(
         if not locked:
             begin_write(state)  # a store opened before it existed is made now
             locked = True
+            # Every document of the first batch makes at least one chunk.
+            state.indexes().expect(len(docs))
         ids = {d.id for d in docs}
         # A document may not be looked up while an earlier copy is still in flight.
         while pending and any(ids & batch.ids for batch in pending):

@@ -185,15 +185,22 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("save_every", [None, 7], ids=["saved-at-close", "saved-every-7"])
+@pytest.mark.parametrize(
+    ("save_every", "worker"),
+    [(None, False), (7, False), (7, True)],
+    ids=["saved-at-close", "saved-every-7", "saved-every-7-worker-process"],
+)
 def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(
-    tmp_path: Path, save_every: int | None
+    tmp_path: Path, save_every: int | None, worker: bool
 ) -> None:
     path = tmp_path / "s"
     errors = tmp_path / "stderr"
     argv = [sys.executable, "-c", CHILD, str(path), *([str(save_every)] if save_every else [])]
     with errors.open("w") as sink:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=sink, text=True)
+        # With `worker`, every write's entities go through the worker process (the
+        # default sends only writes of 256 chunks or more).
+        env = {**os.environ, "SIFT_GRAPH_WORKER_MIN_CHUNKS": "1" if worker else "0"}
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
         done: list[int] = []
         assert proc.stdout is not None
         try:
@@ -204,6 +211,7 @@ def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(
                     break
         finally:
             proc.wait(timeout=60)
+            proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL, errors.read_text()[-2000:]
     with SqliteCorpus(path, entity_graph=True) as store:
         # The graph holds exactly what SQLite holds: every committed chunk, nothing else.

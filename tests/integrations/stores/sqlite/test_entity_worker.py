@@ -1,0 +1,161 @@
+"""The entity index's worker process: the graph it gives is the writer's thread's, and a
+worker that cannot start or dies costs nothing but the time."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.types import Document
+
+CITIES = ["札幌", "仙台", "金沢", "名古屋", "京都", "神戸", "広島", "福岡", "熊本", "那覇"]
+# English and Japanese pages that name each other, in enough documents for several
+# batches of `batch_docs=8`.
+DOCS = [
+    Document(
+        id=f"town-{i}",
+        title=f"Town {i}",
+        text=f'Town {i} lies on the "River {i % 7}" near Marker{i} in Finland, founded on '
+        f"3 March {1800 + i}. It is twinned with Town {(i + 1) % 40}.",
+    )
+    for i in range(40)
+] + [
+    Document(
+        id=f"ja-{i}",
+        title=f"{city}タワー",
+        text=f"{city}タワーは{city}市にある電波塔。設計は『日建設計』、{1950 + i}年5月22日開業。",
+    )
+    for i, city in enumerate(CITIES)
+]
+QUESTIONS = [
+    "What lies near Marker3?",
+    'Where does the "River 2" run?',
+    "金沢タワーを設計した会社は？",
+]
+
+
+def _index(store: SqliteCorpus):
+    index = store._s.indexes().entities  # white-box: the index and its extractor
+    assert index is not None
+    return index
+
+
+def _ingest(path: Path, monkeypatch: pytest.MonkeyPatch, min_chunks: int) -> tuple[list, int]:
+    monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", str(min_chunks))
+    with SqliteCorpus(path, embedder="hash", batch_docs=8, entity_graph=True) as store:
+        # "town-5" twice in one call: its second copy replaces the first's chunks while
+        # they may still be on their way through the worker.
+        rewritten = Document(id="town-5", title="Town 5", text="Town 5 was renamed Helsinki.")
+        store.upsert([*DOCS, rewritten])
+        started = _index(store)._extractor.started
+        walks = [store.walk_entities(q, k=8) for q in QUESTIONS]
+        graph = _index(store).graph()
+        rows = [(c, graph.entities_of(c)) for c in graph.chunk_ids]
+    assert all(w.chunks for w in walks)  # the comparisons compare something
+    return [walks, rows], started
+
+
+def test_the_worker_gives_the_graph_the_writers_thread_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inline, started = _ingest(tmp_path / "inline", monkeypatch, 0)
+    assert started == 0
+    worker, started = _ingest(tmp_path / "worker", monkeypatch, 1)
+    assert started == 1  # one process for the whole call, not one a batch
+    assert worker == inline
+    rows = dict(worker[1])
+    assert "town-5_0" in rows and "helsinki" in rows["town-5_0"]  # the second copy's
+    # And what it recorded reads back the same.
+    with SqliteCorpus(tmp_path / "worker", entity_graph=True) as store:
+        assert _index(store).extracted == 0
+        assert [store.walk_entities(q, k=8) for q in QUESTIONS] == worker[0]
+
+
+def test_a_rebuild_on_open_uses_the_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s"
+    expected, _ = _ingest(path, monkeypatch, 0)
+    (path / "entities.json").unlink()
+    monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", "1")
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == len(DOCS)
+        assert _index(store)._extractor.started == 1
+        assert [store.walk_entities(q, k=8) for q in QUESTIONS] == expected[0]
+
+
+def test_a_worker_that_dies_mid_ingest_is_replaced_by_the_writers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    expected, _ = _ingest(tmp_path / "inline", monkeypatch, 0)
+    from sift.integrations.stores.sqlite import _extractor
+
+    roundtrip = _extractor.Extractor._roundtrip
+    calls: list[int] = []
+
+    def dies_at_the_third_batch(self, child, inputs):
+        calls.append(len(inputs))
+        if len(calls) == 3:
+            child.kill()  # as the OOM killer would
+            child.wait()
+        return roundtrip(self, child, inputs)
+
+    monkeypatch.setattr(_extractor.Extractor, "_roundtrip", dies_at_the_third_batch)
+    # Every batch through the child: the writer does not take over the ones it has not
+    # begun when the write ends, so the third batch surely reaches it.
+    monkeypatch.setattr(_extractor.Extractor, "_share", lambda self: None)
+    with caplog.at_level(logging.WARNING, logger=_extractor.__name__):
+        got, started = _ingest(tmp_path / "worker", monkeypatch, 1)
+    assert started == 1  # not started again after it died
+    assert len(calls) >= 3
+    assert got == expected
+    assert "worker process is not used: it stopped" in caplog.text
+    assert caplog.text.count("worker process is not used") == 1
+
+
+def test_a_worker_that_cannot_start_is_not_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    expected, _ = _ingest(tmp_path / "inline", monkeypatch, 0)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    with caplog.at_level(logging.WARNING):
+        got, started = _ingest(tmp_path / "worker", monkeypatch, 1)
+    assert started == 0
+    assert got == expected
+    assert "worker process is not used: it could not start" in caplog.text
+    assert caplog.text.count("worker process is not used") == 1  # said once, not a batch
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
+    """The worker is not a multiprocessing child: those import the caller's main module
+    again, and this script would ingest (and print) twice."""
+    script = tmp_path / "ingest.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from sift.integrations.stores.sqlite import SqliteCorpus
+            from sift.types import Document
+
+            store = SqliteCorpus({str(tmp_path / "s")!r}, embedder="hash", entity_graph=True)
+            store.upsert(Document(id=str(i), title=f"Page {{i}}", text=f"Page {{i}} names Paris.")
+                         for i in range(40))
+            print("ran", store._s.indexes().entities._extractor.started, flush=True)
+            store.close()
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SIFT_GRAPH_WORKER_MIN_CHUNKS": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ran", "1"]
