@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sift.analysis import has_cjk
+from sift.analysis import has_cjk, name_without_suffix
 
 __all__ = ["EntityLimits", "entity_key", "mention_keys", "question_keys"]
 
@@ -280,6 +280,12 @@ def _found(
         head = title.split(",")[0]
         if head != title:
             titles.append(entity_key(head))
+        # "George Nicholls Jr." is also "George Nicholls": the text's "George Nicholls,
+        # Jr." is read as that span and a comma.
+        bare = _PAREN.sub(" ", title).strip()
+        short = name_without_suffix(bare)
+        if short != bare:
+            titles.append(entity_key(short))
     found = [key for key in titles if key]
     # Most passages quote nothing: four substring tests cost less than the pattern's scan.
     if '"' in text or "“" in text or "『" in text or "「" in text or "”" in text:

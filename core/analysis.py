@@ -52,6 +52,7 @@ __all__ = [
     "default_analyzer",
     "find_mention",
     "has_cjk",
+    "name_without_suffix",
     "overlap_terms",
     "script_of",
     "script_runs",
@@ -279,6 +280,19 @@ def find_mention(name: str, text: str) -> int | None:
             return start
         start = text.find(name, start + 1)
     return None
+
+
+# "Jr." and "Sr." closing a personal name, with or without the comma before them.
+_GENERATION = re.compile(r",?\s+(?:jr|sr)\.?\s*$", re.IGNORECASE)
+
+
+def name_without_suffix(name: str) -> str:
+    """`name` without a closing "Jr." or "Sr." ("George Nicholls Jr." -> "George
+    Nicholls"), or `name` itself. A title drops the comma the page's own era wrote
+    ("George Nicholls, Jr."), and running text often drops the suffix altogether, so a
+    page is linked by its name without it. (Not regnal numbers: "Henry IV" is not
+    "Henry".)"""
+    return _GENERATION.sub("", name) or name
 
 
 def _glued(char: str) -> bool:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sift.analysis import find_mention, has_cjk
+from sift.analysis import find_mention, has_cjk, name_without_suffix
 from sift.graphs.policies._plan_text import (
     RELATION_CUES,
     STOPWORDS,
@@ -251,6 +251,10 @@ def _add_links(
         # "Arthurdale, West Virginia" is written "Arthurdale" in running text.
         head = norm_title(seen[cid].chunk.title.split(",")[0])
         names = [title_n] if len(head) < shortest or head == title_n else [title_n, head]
+        # "George Nicholls Jr." is written "George Nicholls, Jr." or "George Nicholls".
+        short = norm_title(name_without_suffix(seen[cid].chunk.title.split("(")[0]))
+        if len(short) >= shortest and short not in names:
+            names.append(short)
         best = 0.0
         for anchor in found.anchors:
             a = anchor.best

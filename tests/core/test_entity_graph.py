@@ -63,6 +63,30 @@ def test_spans_drop_leading_function_words_and_stop_at_possessives() -> None:
     assert "in paris" not in keys
 
 
+def test_a_title_with_jr_is_also_the_name_without_it() -> None:
+    from sift.analysis import name_without_suffix
+
+    assert name_without_suffix("George Nicholls Jr.") == "George Nicholls"
+    assert name_without_suffix("Sammy Davis, Sr.") == "Sammy Davis"
+    assert name_without_suffix("Henry IV") == "Henry IV"  # a regnal number is the name
+    assert name_without_suffix("Jr.") == "Jr."
+    assert passage_entities("George Nicholls Jr. (director)", "") == [
+        "george nicholls jr",
+        "george nicholls",
+    ]
+    # The film's page, which writes "George Nicholls, Jr.", reaches his.
+    graph = build_graph(
+        [
+            ("chatterbox_0", "Chatterbox", "Chatterbox was directed by George Nicholls, Jr."),
+            ("nicholls_0", "George Nicholls Jr.", "He was born in 1897."),
+            ("other_0", "George Smith", "He was born in 1897."),
+        ]
+    )
+    walked = graph.walk(question_entities("Who directed Chatterbox?"), [], k=3)
+    assert [c for c, _ in walked.chunks][:2] == ["chatterbox_0", "nicholls_0"]
+    assert walked.via["nicholls_0"] == "george nicholls"
+
+
 def test_numbers_glued_to_letters_or_separators_are_not_years() -> None:
     keys = passage_entities("", "The B-5200 flew 1,2000 km at 3.1415 speed in 1999.")
     assert "1999" in keys

@@ -58,13 +58,17 @@ _FORMAT = 1  # bump when the file's layout changes
 # Rows appended to the file during an ingest once this many are unsaved (a crash then
 # re-extracts at most this many chunks; close saves the rest).
 _SAVE_EVERY = 50_000
-# Extracted on open: a change to the extraction that moves what this passage names
+# Extracted on open: a change to the extraction that moves what these passages name
 # changes the file's recorded digest, so the rows are made again (the version and the
 # limits cover the rest).
 _PROBE = (
-    "Battle of Manila (1945)",
-    'On 3 February 1945 the "Flying Column" of Ludwig van Beethoven Street reached '
-    "Santo Tomas, Manila. 東京スカイツリーは墨田区にある。設計は『日建設計』、2012年5月22日開業。",
+    (
+        "Battle of Manila (1945)",
+        'On 3 February 1945 the "Flying Column" of Ludwig van Beethoven Street reached '
+        "Santo Tomas, Manila. "
+        "東京スカイツリーは墨田区にある。設計は『日建設計』、2012年5月22日開業。",
+    ),
+    ("George Nicholls Jr.", "Chatterbox (1936) was directed by George Nicholls, Jr."),
 )
 _ROWS = (
     "SELECT c.id, d.title, c.text, d.doc_id || '_' || c.idx "
@@ -287,7 +291,7 @@ class EntityIndex:
 def _extraction(limits: EntityLimits) -> str:
     """What the recorded rows were made with: sift's version, the limits, and what the
     extraction finds in `_PROBE`."""
-    probe = graph_row("probe", *_PROBE, limits)
+    probe = [graph_row("probe", title, text, limits) for title, text in _PROBE]
     made = json.dumps(
         [sift.__version__, dataclasses.asdict(limits), probe], ensure_ascii=False, sort_keys=True
     )

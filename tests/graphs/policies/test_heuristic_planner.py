@@ -341,6 +341,26 @@ def test_ranking_puts_entity_page_and_linked_page_first() -> None:
     assert ranked[1].linked_from == "quiet-harbor_0"
 
 
+def test_a_page_titled_with_jr_is_linked_from_text_that_writes_a_comma_before_it() -> None:
+    seen, _ = _after_first_round()
+    cid, sc = _seen(
+        "quiet-harbor",
+        "The Quiet Harbor",
+        "The Quiet Harbor is a 1950 drama film directed by Elena Marsh, Jr.",
+        query=QUESTION,
+        turn=1,
+        rank=0,
+    )
+    seen[cid] = sc
+    for doc_id, title in (("elena-marsh-jr", "Elena Marsh Jr."), ("ed-marsh", "Ed Marsh")):
+        cid, sc = _seen(doc_id, title, f"{title} was born in Tallinn.", query="x", turn=2, rank=5)
+        seen[cid] = sc
+    ranked = score_chunks(plan_question(QUESTION), seen, HeuristicPlannerConfig().weights())
+    linked = {s.chunk_id: s.linked_from for s in ranked}
+    assert linked["elena-marsh-jr_0"] == "quiet-harbor_0"
+    assert linked["ed-marsh_0"] is None
+
+
 # --------------------------------------------------------------------------- real episode
 
 
