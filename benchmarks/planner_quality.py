@@ -347,7 +347,10 @@ def build_store(name: str, rows: list[dict], embedder: str, progress: Progress):
 
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}-{embedder}.sqlite"
-    store = SqliteCorpus(path, embedder=embedder)
+    # Without the entity graph, even when entity_graph_quality.py has recorded one in this
+    # cached store (a store keeps it on every open that does not say otherwise): the
+    # single-shot baseline here is the search alone.
+    store = SqliteCorpus(path, embedder=embedder, entity_graph=False)
     if store.stats().documents != len(rows):
         task = progress.add_task(f"index {name}", total=len(rows))
         docs = (Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows)
