@@ -4,7 +4,8 @@ What a passage names, as normalised keys that two passages (or a question and a 
 share when they name the same thing:
 
 - its title ("Jack Russell (priest)" is the key ``jack russell``; "Arthurdale, West
-  Virginia" also ``arthurdale``, the name running text uses);
+  Virginia" also ``arthurdale``, the name running text uses; "George Nicholls Jr." also
+  ``george nicholls``, since "George Nicholls, Jr." reads as that span and a comma);
 - capitalised spans with the connectors names use ("Battle of Manila", "Lope Díaz II de
   Haro"); a lone capitalised word that opens a sentence is taken for a plain word, and
   function words alone ("The", "In") never are names;
