@@ -17,8 +17,9 @@ share when they name the same thing:
   kanji and katakana together (東京スカイツリー), at least `cjk_min_chars` long, minus
   generic nouns and dates.
 
-Keys are NFKC-normalised and lower-cased, a leading article is dropped ("The Beatles" is
-``beatles``) so a title and its mention in running text meet.
+Keys are NFKC-normalised, lower-cased and without accents (Japanese voicing marks
+stay), a leading article is dropped ("The Beatles" is ``beatles``) so a title and its
+mention in running text meet.
 """
 
 from __future__ import annotations
@@ -96,11 +97,21 @@ _GENERIC_JA = frozenset(
 _DATE_LIKE_JA = re.compile(r"[0-9〇一二三四五六七八九十百千万億年月日時分秒世紀代頃期度回歳人]+")
 
 
+_ACCENTS = re.compile("[\u0300-\u036f]+")
+
+
 @lru_cache(maxsize=65536)
 def entity_key(name: str) -> str:
-    """The key of a name: NFKC, lower case, no parenthetical, single spaces, no leading
-    article. Empty when nothing is left."""
+    """The key of a name: NFKC, lower case, no accents on Latin, Greek or Cyrillic
+    letters ("Tekezé" is ``tekeze``, as a question types it; Japanese voicing marks
+    stay), no parenthetical, single spaces, no leading article. Empty when nothing is
+    left."""
     text = unicodedata.normalize("NFKC", name)
+    if not text.isascii():
+        decomposed = unicodedata.normalize("NFD", text)
+        stripped = _ACCENTS.sub("", decomposed)
+        if stripped != decomposed:
+            text = unicodedata.normalize("NFC", stripped)
     text = _PAREN.sub(" ", text).lower()
     text = _SPACES.sub(" ", text).strip(" \t,.;:!?'\"“”‘’")
     return _ARTICLE.sub("", text)

@@ -21,6 +21,11 @@ from sift.entity_graph import (
 
 def test_keys_normalise_case_width_parentheticals_and_articles() -> None:
     assert entity_key("Jack Russell (priest)") == "jack russell"
+    # Accents go, as a question types the name; Japanese voicing marks stay.
+    assert entity_key("Tekezé River") == entity_key("Tekeze River") == "tekeze river"
+    assert entity_key("Ålesund") == "alesund"
+    assert entity_key("ガーデン・ブリッジ") == "ガーデン・ブリッジ"
+    assert entity_key("ｶﾞｰﾃﾞﾝ") == "ガーデン"  # half-width kana, voiced once composed
     assert entity_key("The Beatles") == "beatles"
     assert entity_key("ＮＡＳＡ") == "nasa"
     assert entity_key("  Apollo   11 ") == "apollo 11"
