@@ -478,9 +478,10 @@ def markdown(results: dict[str, dict[str, dict[str, Any]]], command: str, info: 
     lines += [
         "",
         "Where sift's ingest spends CPU, in microseconds per passage: the whole process "
-        "(every thread), the child process that chunks and embeds, and the process's "
-        "threads by name (MainThread writes SQLite and feeds the indexes; sift-prepare "
-        "chunks and embeds before the child is up; thrd-tantivy-* index BM25).",
+        "(every thread), its child processes (only the entity graph's worker, which these "
+        "stores do not keep: 0), and the process's threads by name (MainThread writes "
+        "SQLite and feeds the indexes; sift-prepare chunks and embeds; thrd-tantivy-* "
+        "index BM25).",
         "",
     ]
     for corpus, systems in results.items():
