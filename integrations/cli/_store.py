@@ -111,6 +111,8 @@ def _stats(corpus: Corpus) -> dict[str, Any]:
         "size_bytes": extra.get("size_bytes"),
         "chunk_tokens": extra.get("chunk_tokens"),
         "source_root": extra.get("source_root"),
+        # None: the store keeps no entity graph (or, not embedded, cannot keep one).
+        "entity_graph_chunks": extra.get("entity_graph_chunks"),
         "schema_version": stats.schema_version,
         # The static embedder's C part: built, or its numpy path runs (slower).
         "native_embedder": static_native(),
@@ -135,6 +137,7 @@ def _stats_table(data: dict[str, Any]) -> Table:
         ("size on disk", _size(data["size_bytes"])),
         ("chunk tokens", str(data["chunk_tokens"] or "-")),
         ("source root", data["source_root"] or "-"),
+        ("entity graph", _entity_graph(data)),
         (
             "embedder's C part",
             "built"
@@ -145,6 +148,15 @@ def _stats_table(data: dict[str, Any]) -> Table:
     for name, value in rows:
         table.add_row(name, safe(str(value)))
     return table
+
+
+def _entity_graph(data: dict[str, Any]) -> str:
+    chunks = data["entity_graph_chunks"]
+    if chunks is not None:
+        return f"kept, {chunks:,} chunk{'' if chunks == 1 else 's'}"
+    if data["backend"] == "sqlite":
+        return "not kept (sift index --entity-graph keeps one)"
+    return "not offered by this store"
 
 
 def _listing(

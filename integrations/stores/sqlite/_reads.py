@@ -183,6 +183,8 @@ def stats(state: State) -> CorpusStats:
             "vector_index": "exact" if isinstance(derived.vectors, ExactVectors) else "ann",
             "source_root": meta.get("source_root"),
             "size_bytes": _size_on_disk(state.path),
+            # The chunks the entity graph holds, or None: this open keeps none.
+            "entity_graph_chunks": None if derived.entities is None else len(derived.entities),
         },
     )
 

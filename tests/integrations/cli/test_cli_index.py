@@ -285,6 +285,9 @@ def test_entity_graph_is_kept_from_index_on_and_single_shot_reaches_the_second_h
     store = str(tmp_path / "store")
     run = sift("index", "--store", store, "--embedder", "hash", "--entity-graph", str(folder))
     assert run.returncode == 0, run.stderr
+    stats = json.loads(sift("stats", "--store", store, "--json").stdout)
+    assert stats["entity_graph_chunks"] == stats["chunks"] == len(pages)
+    assert f"kept, {len(pages)} chunks" in sift("stats", "--store", store).stdout
     for question, bridge, entity in (
         ("What currency did the country of Signmark use?", "markka.md", "finland"),
         ("東京スカイツリーを建てた会社の本社はどこか？", "obayashi.md", "大林組"),

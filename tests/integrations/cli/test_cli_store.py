@@ -48,6 +48,9 @@ def test_stats_says_what_the_store_holds(sift, library: Path) -> None:
         assert word in table.stdout
     assert "embedder's C part" in table.stdout
     assert ("built" if built else "not built") in table.stdout
+    # Indexed without --entity-graph: no graph, and the table says how to get one.
+    assert stats["entity_graph_chunks"] is None
+    assert "sift index --entity-graph" in table.stdout
 
 
 # A fresh interpreter in which the C part's module cannot be imported, as after an
