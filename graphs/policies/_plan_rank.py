@@ -95,9 +95,12 @@ def score_chunks(
     idf = _question_idf(plan, seen, weights.text_limits)
     entities_n = [(e, norm_title(e)) for e in plan.entities]
     # A question without spaces: its own search's rank is the strongest single signal.
-    question_rank = weights.question_rank if has_cjk(plan.question) else 0.0
+    cjk = has_cjk(plan.question)
+    question_rank = weights.question_rank if cjk else 0.0
+    named = {} if cjk or not weights.question_titles else _question_titles(plan.question, seen)
     scores = {
-        cid: _own_score(cid, sc, plan, idf, entities_n, question_rank, weights) for cid, sc in items
+        cid: _own_score(cid, sc, plan, idf, entities_n, question_rank, weights, named)
+        for cid, sc in items
     }
     anchors = _anchors(plan, seen, scores, weights)
     _add_links(plan, seen, scores, anchors, weights)
@@ -133,6 +136,35 @@ def _question_idf(plan: QuestionPlan, seen: dict[str, SeenChunk], limits: TextLi
     return _Idf(q_terms, idf, sum(idf.values()) or 1.0, bags)
 
 
+def _question_titles(question: str, seen: dict[str, SeenChunk]) -> dict[str, bool]:
+    """The surfaced pages' titles the question writes, by normalised title: True for a
+    name of its own there (two words or more, not inside a longer such title), False for
+    a title written only inside one ("glory" in "... the director of Jump for Glory?").
+    Titles of one word written elsewhere are left out (the parsed entities judge them).
+
+    The question's parser reads names from capitals, so "Jump for Glory" comes out as
+    "Jump" and "Glory", and "Glory (1989 film)" took the title match; the titles of
+    what the episode found say where the question's names begin and end."""
+    low = norm_title(question)
+    where: dict[str, tuple[int, int]] = {}
+    for sc in seen.values():
+        title_n = norm_title(sc.chunk.title)
+        if title_n and title_n not in where and (at := find_mention(title_n, low)) is not None:
+            where[title_n] = (at, at + len(title_n))
+    names = [span for title_n, span in where.items() if " " in title_n]
+
+    def inside(span: tuple[int, int]) -> bool:
+        return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in names)
+
+    out: dict[str, bool] = {}
+    for title_n, span in where.items():
+        if " " in title_n:
+            out[title_n] = not inside(span)
+        elif any(a <= span[0] and span[1] <= b for a, b in names):
+            out[title_n] = False
+    return out
+
+
 def _own_score(
     cid: str,
     sc: SeenChunk,
@@ -141,6 +173,7 @@ def _own_score(
     entities_n: list[tuple[str, str]],
     question_rank: float,
     weights: Weights,
+    named: dict[str, bool] | None = None,
 ) -> ChunkScore:
     """A chunk's score from itself and how it was found: its title names a question
     entity, its coverage of the question, the entities it holds, its rank and the search
@@ -150,10 +183,14 @@ def _own_score(
     title_n = norm_title(chunk.title)
     bag = idf.bags[cid]
     cs = ChunkScore(chunk_id=cid, score=0.0)
-    for entity, entity_n in entities_n:
-        if _title_matches(title_n, entity_n, weights.title_match_jaccard):
-            cs.title_entity = entity
-            break
+    whole = (named or {}).get(title_n)
+    if whole:
+        cs.title_entity = chunk.title
+    elif whole is None:
+        for entity, entity_n in entities_n:
+            if _title_matches(title_n, entity_n, weights.title_match_jaccard):
+                cs.title_entity = entity
+                break
     covered = sum(idf.idf[t] for t in idf.terms if t in bag)
     cs.coverage = covered / idf.total
     ent_hits = sum(

@@ -60,6 +60,7 @@ class Weights:
     length_floor_tokens: int
     length_reference_tokens: int
     title_match_jaccard: float
+    question_titles: bool
     link_min_title_chars: int
     mention_anchors: int
     mention_spans: int
@@ -164,6 +165,10 @@ class HeuristicPlannerConfig(BaseSettings):
     length_reference_tokens: int = Field(default=128, ge=1)
     # A page is about an entity when their names share this share of their words.
     title_match_jaccard: float = Field(default=2 / 3, gt=0.0, le=1.0)
+    # A surfaced page whose title of two words or more the question writes word for word
+    # is about a question entity, and a page titled by only a part of that ("Glory"
+    # inside "Jump for Glory") is not.
+    question_titles: bool = True
     # Titles shorter than this are not looked for in anchors' text (too many false hits).
     link_min_title_chars: int = Field(default=4, ge=1)
     # Bridge names of the best `mention_anchors` anchors, `mention_spans` per anchor,
@@ -254,6 +259,7 @@ class HeuristicPlannerConfig(BaseSettings):
             length_floor_tokens=self.length_floor_tokens,
             length_reference_tokens=self.length_reference_tokens,
             title_match_jaccard=self.title_match_jaccard,
+            question_titles=self.question_titles,
             link_min_title_chars=self.link_min_title_chars,
             mention_anchors=self.mention_anchors,
             mention_spans=self.mention_spans,

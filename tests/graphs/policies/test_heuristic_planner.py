@@ -361,6 +361,27 @@ def test_a_page_titled_with_jr_is_linked_from_text_that_writes_a_comma_before_it
     assert linked["ed-marsh_0"] is None
 
 
+def test_a_title_the_question_writes_whole_is_its_entity_and_a_part_of_it_is_not() -> None:
+    question = "Who is the spouse of the director of Jump for Glory?"
+    pages = [
+        ("glory-1989", "Glory (1989 film)", "Glory is a 1989 American war film.", 0),
+        ("jump", "Jump for Glory", "Jump for Glory is a 1937 film directed by Raoul Walsh.", 3),
+    ]
+    seen = dict(
+        _seen(doc_id, title, text, query=question, turn=1, rank=rank)
+        for doc_id, title, text, rank in pages
+    )
+    plan = plan_question(question)
+    assert plan.entities == ["Jump", "Glory"]  # what the capitals alone give
+    ranked = score_chunks(plan, seen, HeuristicPlannerConfig().weights())
+    entity = {s.chunk_id: s.title_entity for s in ranked}
+    assert entity == {"jump_0": "Jump for Glory", "glory-1989_0": None}
+    assert ranked[0].chunk_id == "jump_0"
+    # Without it, the page titled by a part of the name takes the match.
+    before = score_chunks(plan, seen, HeuristicPlannerConfig(question_titles=False).weights())
+    assert {s.chunk_id: s.title_entity for s in before}["glory-1989_0"] == "Glory"
+
+
 # --------------------------------------------------------------------------- real episode
 
 
