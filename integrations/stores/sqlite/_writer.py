@@ -33,17 +33,33 @@ def _command() -> str:
 
 
 def _holder(path: Path) -> dict[str, object]:
-    # The holder writes its text just after taking the lock: a refusal in between reads
-    # an empty or half-written file, so it looks again a few times.
+    # The holder writes its text just after taking the lock, and empties the file before
+    # letting it go: a refusal in between reads an empty or half-written file, or the
+    # text of a holder that was killed (it could not empty it), so it looks again a few
+    # times. Before the file was emptied, such a refusal named the previous holder.
     for attempt in range(10):
         try:
             holder = json.loads(path.read_text(encoding="utf-8") or "{}")
         except (OSError, ValueError):
             holder = {}
-        if isinstance(holder, dict) and "pid" in holder:
+        if isinstance(holder, dict) and "pid" in holder and not _gone(holder):
             return holder
         time.sleep(0.005 * (attempt + 1))
     return {}
+
+
+def _gone(holder: dict[str, object]) -> bool:
+    """Whether the text names a process of this host that no longer runs."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it runs, as another user
+    return False
 
 
 def describe_holder(path: Path) -> str:
@@ -121,4 +137,8 @@ class WriterLock:
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
+            # Emptied while still held: the next holder's refusals must not read this
+            # process's text as theirs (`_holder`).
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
             os.close(fd)  # closing the descriptor drops the flock
