@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from sift.entity_graph import EntityLimits, graph_row
@@ -38,6 +38,11 @@ __all__ = ["Extractor"]
 
 _log = logging.getLogger(__name__)
 _CHILD = "sift._entity_worker"
+# Batches the child may have unanswered before `submit` waits for the oldest: the child
+# is slower than the writer (and than reading SQLite on a rebuild), and every queued
+# batch holds its texts, so without a bound a large ingest or rebuild would hold most
+# of the corpus's text in memory.
+_MAX_UNANSWERED = 4
 
 # A chunk to extract: its rowid, chunk id, its document's title, its text.
 Input = tuple[int, str, str, str]
@@ -72,6 +77,7 @@ class Extractor:
                 # already under way fails on its closed pipes, not on a missing child.
                 future = self._sender.submit(self._roundtrip, self._child, inputs)
                 self._queue.append((future, inputs, []))
+                self._bound()
                 return
             # Behind the child's batches, so the order holds.
             self._queue.append((None, inputs, self._extract(inputs)))
@@ -123,6 +129,15 @@ class Extractor:
             if not future.cancel():
                 break  # the child has reached this batch
             self._queue[i] = (None, inputs, self._extract(inputs))
+
+    def _bound(self) -> None:
+        """Waits while more than `_MAX_UNANSWERED` batches wait for the child (their rows
+        are taken by the next `take`)."""
+        while True:
+            unanswered = [f for f, _, _ in self._queue if f is not None and not f.done()]
+            if len(unanswered) <= _MAX_UNANSWERED:
+                return
+            wait(unanswered[:1])
 
     def _to_child(self, inputs: list[Input]) -> bool:
         """Whether the batch goes to the child: one runs, or the batch is large enough

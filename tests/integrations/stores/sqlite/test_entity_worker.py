@@ -159,3 +159,45 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["ran", "1"]
+
+
+def test_batches_the_child_has_not_answered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer (or a rebuild) faster than the child waits once `_MAX_UNANSWERED`
+    batches are queued, instead of holding every batch's texts."""
+    import threading
+
+    from sift.entity_graph import EntityGraphConfig, graph_row
+    from sift.integrations.stores.sqlite import _extractor
+
+    release = threading.Event()
+    roundtrip = _extractor.Extractor._roundtrip
+
+    def held(self, child, inputs):
+        release.wait()
+        return roundtrip(self, child, inputs)
+
+    monkeypatch.setattr(_extractor.Extractor, "_roundtrip", held)
+    limits = EntityGraphConfig().limits()
+    extractor = _extractor.Extractor(limits, 1)
+    batches = [[(i, f"p{i}_0", f"Page {i}", f"Page {i} names Paris.")] for i in range(8)]
+    submitted: list[int] = []
+
+    def submit_all() -> None:
+        for batch in batches:
+            extractor.submit(batch)
+            submitted.append(batch[0][0])
+
+    writer = threading.Thread(target=submit_all)
+    writer.start()
+    writer.join(timeout=2)
+    try:
+        # Held at the batch past the bound (1 sent and waiting, 4 queued): it cannot
+        # have gone on, whatever the machine's speed.
+        assert writer.is_alive()
+        assert len(submitted) <= _extractor._MAX_UNANSWERED + 1
+    finally:
+        release.set()
+        writer.join(timeout=300)
+    rows = extractor.take(wait=True)
+    extractor.stop()
+    assert rows == [(b[0][0], graph_row(b[0][1], b[0][2], b[0][3], limits)) for b in batches]
