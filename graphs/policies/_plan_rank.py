@@ -160,7 +160,7 @@ def _question_titles(question: str, seen: dict[str, SeenChunk]) -> dict[str, boo
     for title_n, span in where.items():
         if " " in title_n:
             out[title_n] = not inside(span)
-        elif any(a <= span[0] and span[1] <= b for a, b in names):
+        elif inside(span):  # a one-word span is never one of `names` itself
             out[title_n] = False
     return out
 
