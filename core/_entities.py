@@ -112,7 +112,9 @@ def entity_key(name: str) -> str:
         stripped = _ACCENTS.sub("", decomposed)
         if stripped != decomposed:
             text = unicodedata.normalize("NFC", stripped)
-    text = _PAREN.sub(" ", text).lower()
+    # A subtitle's colon is not written in running text or a question ("Batman: Under
+    # the Red Hood" is asked about as "Batman Under the Red Hood").
+    text = _PAREN.sub(" ", text).replace(": ", " ").lower()
     text = _SPACES.sub(" ", text).strip(" \t,.;:!?'\"“”‘’")
     return _ARTICLE.sub("", text)
 

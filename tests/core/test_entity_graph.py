@@ -92,6 +92,25 @@ def test_a_title_with_jr_is_also_the_name_without_it() -> None:
     assert walked.via["nicholls_0"] == "george nicholls"
 
 
+def test_a_subtitles_colon_is_not_part_of_the_key() -> None:
+    # Questions write "Batman Under the Red Hood": the page's title must seed the walk.
+    assert entity_key("Batman: Under the Red Hood") == "batman under the red hood"
+    assert question_entities("Who did Neil Patrick Harris voice in Batman Under the Red Hood?")[
+        -1
+    ] == entity_key("Batman: Under the Red Hood")
+    graph = build_graph(
+        [
+            ("film_0", "Batman: Under the Red Hood", "Neil Patrick Harris voices Nightwing."),
+            ("other_0", "Batman", "Batman is a superhero."),
+        ]
+    )
+    walked = graph.walk(question_entities("Who voiced Nightwing in Batman Under the Red Hood?"), [])
+    assert walked.chunks[0][0] == "film_0"
+    # A colon inside a token (a time, a Japanese title with no space after it) stays.
+    assert entity_key("10:30 Train") == "10:30 train"
+    assert entity_key("ドラえもん：のび太の恐竜") == "ドラえもん:のび太の恐竜"
+
+
 def test_numbers_glued_to_letters_or_separators_are_not_years() -> None:
     keys = passage_entities("", "The B-5200 flew 1,2000 km at 3.1415 speed in 1999.")
     assert "1999" in keys

@@ -69,6 +69,7 @@ _PROBE = (
         "東京スカイツリーは墨田区にある。設計は『日建設計』、2012年5月22日開業。",
     ),
     ("George Nicholls Jr.", "Chatterbox (1936) was directed by George Nicholls, Jr. in Ålesund."),
+    ("Batman: Under the Red Hood", "A film."),
 )
 _ROWS = (
     "SELECT c.id, d.title, c.text, d.doc_id || '_' || c.idx "
