@@ -26,13 +26,15 @@ the tuning part can be checked on questions it never saw. Scores are per documen
 Gold labels are read only by the scorer.
 
     python benchmarks/entity_graph_quality.py [--datasets ...] [--limit N] [--part tune|held|all]
-    python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3]
+    python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3] [--write-sizes N ...]
 
 `--ingest-cost` times, in rotating rounds, a fresh ingest of each corpus into a new
 SqliteCorpus (the default static embedder) without its entity index, with it
 (`entity_graph=True`: the entities found in a worker process beside the writer), and
 with it found in the writer's thread (SIFT_GRAPH_WORKER_MIN_CHUNKS=0, as before the
-worker), and a reopen of each: what the index adds to an ingest.
+worker), and a reopen of each: what the index adds to an ingest. `--write-sizes` adds
+one write of each many HotpotQA documents into a store that exists, the three ways: what
+an ingest request to the service waits for.
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -363,6 +365,52 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
     return lines
 
 
+def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
+    """One write of N documents into a store that exists, without the entity index,
+    with it (the worker where the configuration starts one) and with it in the writer's
+    thread, rotated every round: what a service's ingest request waits for."""
+    import tempfile
+
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    rows, _ = load(name)
+    documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
+    variants = ("plain", "graph", "graph, writer's thread")
+    lines = [
+        f"One write of N {name} documents into a store of 10. Cores: {os.cpu_count()}. "
+        f"Medians of {rounds} rounds.",
+        "",
+        "| documents | ingest ms | with the graph ms | added | in the writer's thread ms | added |",
+        "|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        times: dict[str, list[float]] = {}
+        for round_ in range(rounds):
+            for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
+                if variant == "graph, writer's thread":
+                    os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] = "0"
+                else:
+                    os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+                with tempfile.TemporaryDirectory() as tmp:
+                    store = SqliteCorpus(
+                        Path(tmp) / "s", embedder=embedder_name(), entity_graph=variant != "plain"
+                    )
+                    store.upsert(documents[:10])
+                    t = time.perf_counter()
+                    store.upsert(documents[10 : 10 + size])
+                    times.setdefault(variant, []).append(time.perf_counter() - t)
+                    store.close()
+        os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+        plain, graph, inline = (statistics.median(times[v]) * 1000 for v in variants)
+        lines.append(
+            f"| {size} | {plain:.0f} | {graph:.0f} | {graph / plain - 1:+.0%} | {inline:.0f} | "
+            f"{inline / plain - 1:+.0%} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -374,12 +422,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--ingest-cost", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--write-sizes",
+        type=int,
+        nargs="*",
+        default=None,
+        help="with --ingest-cost: also one write of each many HotpotQA documents",
+    )
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"benchmark data not found at {DATA} (../shared)", file=sys.stderr)
         return 2
     if args.ingest_cost:
-        text = "\n".join(ingest_cost(args.datasets, args.rounds))
+        lines = ingest_cost(args.datasets, args.rounds)
+        if args.write_sizes:
+            lines += ["", *write_cost("hotpotqa", args.write_sizes, args.rounds)]
+        text = "\n".join(lines)
         if args.out:
             args.out.write_text(text + "\n", encoding="utf-8")
         return 0

@@ -75,9 +75,13 @@ class EntityGraphConfig(BaseSettings):
     title_edge_weight: float = Field(default=10.0, ge=0.0)
 
     # --- the embedded store's entity index ---
-    # A write of at least this many chunks has their entities found in a worker process
-    # beside the writer, on another core (0: always in the writer's thread).
-    worker_min_chunks: int = Field(default=256, ge=0)
+    # A write that has read this many documents, or a rebuild on open of more chunks
+    # than one batch of 5,000 and this many, has the rest of its entities found in a
+    # worker process beside the writer, on another core (0: always in the writer's
+    # thread). Below about 2,400 documents the worker's start (0.2 s of imports, on a
+    # core the writer also uses) cost more than it saved (benchmarks/results/
+    # entity_graph.md).
+    worker_min_chunks: int = Field(default=2048, ge=0)
 
     def limits(self) -> EntityLimits:
         return EntityLimits(**self.model_dump(include=_field_names(EntityLimits)))

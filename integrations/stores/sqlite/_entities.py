@@ -58,6 +58,8 @@ _FORMAT = 1  # bump when the file's layout changes
 # Rows appended to the file during an ingest once this many are unsaved (a crash then
 # re-extracts at most this many chunks; close saves the rest).
 _SAVE_EVERY = 50_000
+# Chunks read from SQLite at a time when the file is caught up on open.
+_REBUILD_BATCH = 5_000
 # Extracted on open: a change to the extraction that moves what these passages name
 # changes the file's recorded digest, so the rows are made again (the version and the
 # limits cover the rest).
@@ -122,8 +124,14 @@ class EntityIndex:
         rows: dict[int, _Row] = dict(saved)
         unsaved: list[int] = []
         cursor = changes.conn.execute(_ROWS, (mark,))
-        while batch := cursor.fetchmany(5_000):
+        batch, done = cursor.fetchmany(_REBUILD_BATCH), 0
+        while batch:
+            upcoming = cursor.fetchmany(_REBUILD_BATCH)
+            done += len(batch)
+            if upcoming:  # more than one batch: long enough for the worker, maybe
+                self._extractor.prepare(done + len(upcoming))
             self._extractor.submit([(r, cid, title, text) for r, title, text, cid in batch])
+            batch = upcoming
             for rowid, row in self._extractor.take(wait=False):
                 rows[rowid] = row
                 unsaved.append(rowid)

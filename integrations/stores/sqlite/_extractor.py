@@ -13,8 +13,13 @@ pickled batches of (title, text) on stdin, and answers each with the pickled (ke
 many are the title's) of every text on stdout. It lives beside the extraction in
 `sift`'s core, which imports in about half the time of this package.
 
-A write of fewer chunks than the configuration's `worker_min_chunks` is extracted in
-the caller's thread (starting the child costs more than a small batch).
+The child is started only when the caller says a run of at least the configuration's
+`worker_min_chunks` chunks is coming (`prepare`): a write that has read that many
+documents and goes on, a rebuild of more than one batch. A shorter run is extracted in
+the caller's thread: the child's start (0.2 s of imports) outlasts it. And a run that
+ends before the child has answered anything does not wait for it: the caller extracts
+what is queued and the child is killed (a write of 300 documents took twice as long
+when it waited for the child's imports).
 
 If the child cannot start or dies, every batch it had not answered is extracted in the
 caller's thread, a warning says so, and this extractor does not start another: the
@@ -63,16 +68,17 @@ class Extractor:
         self._queue: deque[tuple[Future[list[Row]] | None, list[Input], list[Row]]] = deque()
         self._lock = threading.Lock()
         self._broken = False
+        # Batches the current child has answered: none yet means it is still starting.
+        self._answered = 0
         self.started = 0  # children started (the tests read it)
 
     def submit(self, inputs: list[Input]) -> None:
-        """Queues a batch: to the child when one runs or the batch is large enough to
-        start one, else extracted now."""
+        """Queues a batch: to the child when one runs, else extracted now."""
         if not inputs:
             return
         with self._lock:
-            if self._to_child(inputs):
-                assert self._sender is not None and self._child is not None
+            if self._child is not None:
+                assert self._sender is not None
                 # The child goes with the batch: once it is given up (`_stop`), a batch
                 # already under way fails on its closed pipes, not on a missing child.
                 future = self._sender.submit(self._roundtrip, self._child, inputs)
@@ -83,10 +89,11 @@ class Extractor:
             self._queue.append((None, inputs, self._extract(inputs)))
 
     def prepare(self, chunks: int) -> None:
-        """Starts the child now when a write of at least `chunks` chunks is coming: it
-        takes a few tenths of a second to import, which the writer's first batch hides."""
+        """Starts the child when a run of at least `chunks` chunks is coming and that is
+        at least `min_chunks`: it takes a few tenths of a second to import, which the
+        writer's batch in hand hides."""
         with self._lock:
-            if self._child is None and not self._broken and self._big(chunks):
+            if self._child is None and not self._broken and 0 < self._min <= chunks:
                 self._start()
 
     def busy(self) -> bool:
@@ -112,7 +119,8 @@ class Extractor:
         return out
 
     def stop(self) -> None:
-        """Ends the child (after `take(wait=True)`: nothing is lost if not)."""
+        """Ends the child (after `take(wait=True)`: nothing is lost if not); the next run
+        starts another if `prepare` says it is long enough."""
         with self._lock:
             self._stop()
 
@@ -121,14 +129,19 @@ class Extractor:
     def _share(self) -> None:
         """Extracts here the batches the child has not begun, from the last one back,
         while it works from the first: when the writer is done, the two finish the
-        queue together instead of the writer waiting for the child alone."""
+        queue together instead of the writer waiting for the child alone. A child that
+        has answered nothing yet is still importing: every batch is extracted here and
+        the child is killed, so a run never waits for a child's start."""
+        starting = self._child is not None and self._answered == 0
         for i in range(len(self._queue) - 1, -1, -1):
             future, inputs, _ = self._queue[i]
             if future is None:
                 continue
-            if not future.cancel():
+            if not future.cancel() and not starting:
                 break  # the child has reached this batch
             self._queue[i] = (None, inputs, self._extract(inputs))
+        if starting:
+            self._stop(kill=True)
 
     def _bound(self) -> None:
         """Waits while more than `_MAX_UNANSWERED` batches wait for the child (their rows
@@ -138,16 +151,6 @@ class Extractor:
             if len(unanswered) <= _MAX_UNANSWERED:
                 return
             wait(unanswered[:1])
-
-    def _to_child(self, inputs: list[Input]) -> bool:
-        """Whether the batch goes to the child: one runs, or the batch is large enough
-        to start one (and none failed before)."""
-        if self._child is not None:
-            return True
-        return self._big(len(inputs)) and not self._broken and self._start()
-
-    def _big(self, chunks: int) -> bool:
-        return self._min > 0 and chunks >= self._min
 
     def _extract(self, inputs: list[Input]) -> list[Row]:
         return [graph_row(cid, title, text, self._limits) for _, cid, title, text in inputs]
@@ -163,6 +166,7 @@ class Extractor:
             self._give_up(f"it could not start ({exc})")
             return False
         self._child = child
+        self._answered = 0
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="sift-entities")
         self._sender.submit(self._send, child, self._limits)
         self.started += 1
@@ -180,6 +184,7 @@ class Extractor:
         found: list[tuple[list[str], int]] = pickle.load(child.stdout)
         if len(found) != len(inputs):
             raise EOFError(f"{len(found)} answers for {len(inputs)} chunks")
+        self._answered += 1  # only this thread writes it
         return [
             (cid, keys, n_title)
             for (_, cid, _, _), (keys, n_title) in zip(inputs, found, strict=True)
@@ -206,15 +211,18 @@ class Extractor:
         self._broken = True
         self._stop()
 
-    def _stop(self) -> None:
+    def _stop(self, *, kill: bool = False) -> None:
         child, sender = self._child, self._sender
         self._child = self._sender = None
         if sender is not None:
             sender.shutdown(wait=False, cancel_futures=True)
         if child is None:
             return
-        # Closing its stdin ends it (it reads EOF); a child that does not go is killed.
-        # Its stdout is closed last: a read of it under way then ends at EOF.
+        # Closing its stdin ends it (it reads EOF); a child that does not go, or that
+        # would first finish its imports for nothing (`kill`), is killed. Its stdout is
+        # closed last: a read of it under way then ends at EOF.
+        if kill:
+            child.kill()
         try:
             if child.stdin is not None:
                 child.stdin.close()

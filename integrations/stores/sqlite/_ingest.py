@@ -162,12 +162,16 @@ def _pipeline(
         return _finish(state, pending.popleft(), report, on_progress)
 
     locked = False
+    read = 0
     for docs in _batches(documents, state.options.batch_docs, report, on_progress):
         if not locked:
             begin_write(state)  # a store opened before it existed is made now
             locked = True
-            # Every document of the first batch makes at least one chunk.
-            state.indexes().expect(len(docs))
+        # A write of at least this many chunks (every document makes one) is under way,
+        # told at each batch's start: the entity index starts its worker process once
+        # the write is long enough for one, before the batch in hand is chunked.
+        read += len(docs)
+        state.indexes().expect(read)
         ids = {d.id for d in docs}
         # A document may not be looked up while an earlier copy is still in flight.
         while pending and any(ids & batch.ids for batch in pending):

@@ -166,10 +166,20 @@ def test_a_store_without_the_graph_says_how_to_get_one(tmp_path: Path) -> None:
 
 CHILD = textwrap.dedent(
     """
-    import sys
+    import os, sys
+    from concurrent.futures import wait
     from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.integrations.stores.sqlite._extractor import Extractor
     from sift.types import Document
 
+    if os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] == "1":
+        # Each batch is answered by the worker before the write goes on: a write of 5
+        # documents would otherwise end before the worker's imports, and not use it.
+        submit = Extractor.submit
+        def patient(self, inputs):
+            submit(self, inputs)
+            wait([f for f, _, _ in list(self._queue) if f is not None])
+        Extractor.submit = patient
     if len(sys.argv) > 2:  # rows saved every few chunks, as a long ingest does
         import sift.integrations.stores.sqlite._entities as entities
         entities._SAVE_EVERY = int(sys.argv[2])
@@ -198,7 +208,7 @@ def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(
     argv = [sys.executable, "-c", CHILD, str(path), *([str(save_every)] if save_every else [])]
     with errors.open("w") as sink:
         # With `worker`, every write's entities go through the worker process (the
-        # default sends only writes of 256 chunks or more).
+        # default starts one only for writes of 2,048 documents or more).
         env = {**os.environ, "SIFT_GRAPH_WORKER_MIN_CHUNKS": "1" if worker else "0"}
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
         done: list[int] = []

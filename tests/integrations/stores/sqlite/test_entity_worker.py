@@ -47,8 +47,30 @@ def _index(store: SqliteCorpus):
     return index
 
 
-def _ingest(path: Path, monkeypatch: pytest.MonkeyPatch, min_chunks: int) -> tuple[list, int]:
+def _patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch sent to the child is answered before the caller goes on. A write this
+    small ends before the child has imported anything, and the writer then extracts
+    everything itself (`test_a_write_never_waits_for_a_starting_worker`): here the child
+    surely does the work."""
+    from concurrent.futures import wait
+
+    from sift.integrations.stores.sqlite._extractor import Extractor
+
+    submit = Extractor.submit
+
+    def patient(self, inputs):
+        submit(self, inputs)
+        wait([future for future, _, _ in list(self._queue) if future is not None])
+
+    monkeypatch.setattr(Extractor, "submit", patient)
+
+
+def _ingest(
+    path: Path, monkeypatch: pytest.MonkeyPatch, min_chunks: int, *, patient: bool = True
+) -> tuple[list, int]:
     monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", str(min_chunks))
+    if patient and min_chunks:
+        _patient(monkeypatch)
     with SqliteCorpus(path, embedder="hash", batch_docs=8, entity_graph=True) as store:
         # "town-5" twice in one call: its second copy replaces the first's chunks while
         # they may still be on their way through the worker.
@@ -80,9 +102,19 @@ def test_the_worker_gives_the_graph_the_writers_thread_gives(
 
 def test_a_rebuild_on_open_uses_the_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s"
+    from sift.integrations.stores.sqlite import _entities
+
     expected, _ = _ingest(path, monkeypatch, 0)
     (path / "entities.json").unlink()
     monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", "1")
+    # The rebuild reads all its chunks in one batch: no worker, it would start too late.
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == len(DOCS)
+        assert _index(store)._extractor.started == 0
+    (path / "entities.json").unlink()
+    # In batches of 8, it does.
+    monkeypatch.setattr(_entities, "_REBUILD_BATCH", 8)
+    _patient(monkeypatch)
     with SqliteCorpus(path, entity_graph=True) as store:
         assert _index(store).extracted == len(DOCS)
         assert _index(store)._extractor.started == 1
@@ -106,9 +138,8 @@ def test_a_worker_that_dies_mid_ingest_is_replaced_by_the_writers_thread(
         return roundtrip(self, child, inputs)
 
     monkeypatch.setattr(_extractor.Extractor, "_roundtrip", dies_at_the_third_batch)
-    # Every batch through the child: the writer does not take over the ones it has not
-    # begun when the write ends, so the third batch surely reaches it.
-    monkeypatch.setattr(_extractor.Extractor, "_share", lambda self: None)
+    # Every batch goes through the child and is answered before the next (`_patient`),
+    # so the third batch surely reaches it.
     with caplog.at_level(logging.WARNING, logger=_extractor.__name__):
         got, started = _ingest(tmp_path / "worker", monkeypatch, 1)
     assert started == 1  # not started again after it died
@@ -116,6 +147,59 @@ def test_a_worker_that_dies_mid_ingest_is_replaced_by_the_writers_thread(
     assert got == expected
     assert "worker process is not used: it stopped" in caplog.text
     assert caplog.text.count("worker process is not used") == 1
+
+
+def test_a_write_never_waits_for_a_starting_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that ends before the child has answered a batch (it spends 0.2 s on its
+    imports) extracts everything in the writer's thread and kills the child: a write of
+    300 documents took twice as long when it waited."""
+    import threading
+
+    from sift.integrations.stores.sqlite import _extractor
+
+    expected, _ = _ingest(tmp_path / "inline", monkeypatch, 0)
+    never = threading.Event()  # the child never gets to answer until the test ends
+    roundtrip = _extractor.Extractor._roundtrip
+    children: list[subprocess.Popen[bytes]] = []
+
+    def held(self, child, inputs):
+        children.append(child)
+        never.wait()
+        return roundtrip(self, child, inputs)
+
+    monkeypatch.setattr(_extractor.Extractor, "_roundtrip", held)
+    # Every batch of the write may wait for the child (the bound is another test's).
+    monkeypatch.setattr(_extractor, "_MAX_UNANSWERED", len(DOCS))
+    result: list = []
+    writer = threading.Thread(
+        target=lambda: result.append(_ingest(tmp_path / "worker", monkeypatch, 1, patient=False))
+    )
+    writer.start()
+    writer.join(timeout=300)  # a writer waiting for the child would wait forever
+    try:
+        assert not writer.is_alive()
+        got, started = result[0]
+        assert started == 1
+        assert got == expected
+        assert children and all(child.poll() is not None for child in children)  # killed
+    finally:
+        never.set()
+        writer.join(timeout=300)
+
+
+def test_a_write_too_short_for_the_worker_starts_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected, _ = _ingest(tmp_path / "inline", monkeypatch, 0)
+    got, started = _ingest(tmp_path / "short", monkeypatch, len(DOCS) + 2)
+    assert started == 0
+    assert got == expected
+    # The default is about where the worker's start stops costing more than it saves.
+    from sift.entity_graph import EntityGraphConfig
+
+    assert EntityGraphConfig.model_construct().worker_min_chunks > 1000
 
 
 def test_a_worker_that_cannot_start_is_not_needed(
@@ -180,6 +264,7 @@ def test_batches_the_child_has_not_answered_are_bounded(monkeypatch: pytest.Monk
     limits = EntityGraphConfig().limits()
     extractor = _extractor.Extractor(limits, 1)
     batches = [[(i, f"p{i}_0", f"Page {i}", f"Page {i} names Paris.")] for i in range(8)]
+    extractor.prepare(len(batches))
     submitted: list[int] = []
 
     def submit_all() -> None:
