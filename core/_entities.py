@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sift.analysis import has_cjk, name_without_suffix
+from sift._scripts import has_cjk, name_without_suffix
 
 __all__ = ["EntityLimits", "entity_key", "mention_keys", "question_keys"]
 

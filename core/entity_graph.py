@@ -12,13 +12,16 @@ and the entities it reaches (bridge names for a next hop). Every number is a fie
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
+from sift._entity_worker import BOOT
 
 __all__ = [
     "EntityGraph",
@@ -31,6 +34,7 @@ __all__ = [
     "graph_row",
     "passage_entities",
     "question_entities",
+    "worker_command",
 ]
 
 
@@ -125,3 +129,12 @@ def _rows(
 ) -> Iterable[tuple[str, list[str], int]]:
     for chunk_id, title, text in passages:
         yield graph_row(chunk_id, title, text, limits)
+
+
+def worker_command() -> list[str]:
+    """The command line of a process that finds entities for its parent (the embedded
+    store's worker): it reads a pickled `EntityLimits`, then pickled lists of (title,
+    text) on stdin until EOF, and answers each list on stdout with the pickled (keys, how
+    many are the title's) of every text. It runs this process's sift, importing only the
+    extraction."""
+    return [sys.executable, "-c", BOOT, str(Path(__file__).parent)]

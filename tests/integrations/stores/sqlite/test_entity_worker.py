@@ -286,3 +286,52 @@ def test_batches_the_child_has_not_answered_are_bounded(monkeypatch: pytest.Monk
     rows = extractor.take(wait=True)
     extractor.stop()
     assert rows == [(b[0][0], graph_row(b[0][1], b[0][2], b[0][3], limits)) for b in batches]
+
+
+def test_the_worker_imports_only_the_extraction() -> None:
+    """Its start is spent on a core the writer also wants: `sift`'s `__init__` and
+    `sift.analysis` (pydantic, the stemmer) were 0.15 s of its 0.2 s."""
+    from sift.entity_graph import worker_command
+
+    command = worker_command()
+    code = command[2]
+    assert code.rstrip().endswith("main()")
+    probe = code.rstrip().removesuffix("main()") + (
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sift', 'pydantic')))"
+    )
+    done = subprocess.run(
+        [command[0], "-c", probe, *command[3:]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout.split() == [
+        "['sift',",
+        "'sift._entities',",
+        "'sift._entity_worker',",
+        "'sift._scripts']",
+    ]
+
+
+def test_the_worker_answers_as_the_extraction_does() -> None:
+    import io
+    import pickle
+
+    from sift.entity_graph import EntityGraphConfig, graph_row, worker_command
+
+    limits = EntityGraphConfig().limits()
+    texts = [(d.title, d.text) for d in DOCS[::7]]
+    done = subprocess.run(
+        worker_command(),
+        input=pickle.dumps(limits) + pickle.dumps(texts) + pickle.dumps(texts[:1]),
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
+    out = io.BytesIO(done.stdout)
+    answers = [pickle.load(out), pickle.load(out)]  # one answer a batch, in order
+    expected = [graph_row("", title, text, limits)[1:] for title, text in texts]
+    assert answers == [[tuple(row) for row in expected], [tuple(expected[0])]]
+    assert out.read() == b""
+    assert any("金沢タワー" in keys for keys, _ in answers[0])  # DOCS[42], Japanese
