@@ -82,9 +82,8 @@ class EntityGraphConfig(BaseSettings):
     # A write that has read this many documents, or a rebuild on open of more chunks
     # than one batch of 5,000 and this many, has the rest of its entities found in a
     # worker process beside the writer, on another core (0: always in the writer's
-    # thread). Below about 2,400 documents the worker's start (0.2 s of imports, on a
-    # core the writer also uses) cost more than it saved (benchmarks/results/
-    # entity_graph.md).
+    # thread). Below about 2,400 documents the worker saved nothing: its start, and the
+    # core it takes from the writer (benchmarks/results/entity_graph.md).
     worker_min_chunks: int = Field(default=2048, ge=0)
 
     def limits(self) -> EntityLimits:

@@ -17,10 +17,11 @@ also uses).
 The child is started only when the caller says a run of at least the configuration's
 `worker_min_chunks` chunks is coming (`prepare`): a write that has read that many
 documents and goes on, a rebuild of more than one batch. A shorter run is extracted in
-the caller's thread: the child's start (0.2 s of imports) outlasts it. And a run that
-ends before the child has answered anything does not wait for it: the caller extracts
-what is queued and the child is killed (a write of 300 documents took twice as long
-when it waited for the child's imports).
+the caller's thread: below about 2,400 documents the child saved nothing (its start,
+and the core it takes from the writer). And a run that ends before the child has
+answered anything does not wait for it: the caller extracts what is queued and the
+child is killed (a write of 300 documents took twice as long when it waited for the
+child's imports).
 
 If the child cannot start or dies, every batch it had not answered is extracted in the
 caller's thread, a warning says so, and this extractor does not start another: the
@@ -89,8 +90,8 @@ class Extractor:
 
     def prepare(self, chunks: int) -> None:
         """Starts the child when a run of at least `chunks` chunks is coming and that is
-        at least `min_chunks`: it takes a few tenths of a second to import, which the
-        writer's batch in hand hides."""
+        at least `min_chunks`: its start (about 0.05 s) hides behind the writer's batch
+        in hand."""
         with self._lock:
             if self._child is None and not self._broken and 0 < self._min <= chunks:
                 self._start()
