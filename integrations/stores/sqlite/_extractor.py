@@ -145,12 +145,25 @@ class Extractor:
 
     def _bound(self) -> None:
         """Waits while more than `_MAX_UNANSWERED` batches wait for the child (their rows
-        are taken by the next `take`)."""
+        are taken by the next `take`). While the child has answered nothing (it is
+        starting, or does not start at all) the writer extracts the newest batches
+        itself instead of waiting for it."""
         while True:
             unanswered = [f for f, _, _ in self._queue if f is not None and not f.done()]
             if len(unanswered) <= _MAX_UNANSWERED:
                 return
+            if self._answered == 0 and self._take_back_newest():
+                continue
             wait(unanswered[:1])
+
+    def _take_back_newest(self) -> bool:
+        """Extracts here the newest batch the child has not begun; False if none."""
+        for i in range(len(self._queue) - 1, -1, -1):
+            future, inputs, _ = self._queue[i]
+            if future is not None and future.cancel():
+                self._queue[i] = (None, inputs, self._extract(inputs))
+                return True
+        return False
 
     def _extract(self, inputs: list[Input]) -> list[Row]:
         return [graph_row(cid, title, text, self._limits) for _, cid, title, text in inputs]

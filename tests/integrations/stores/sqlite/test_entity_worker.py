@@ -152,9 +152,10 @@ def test_a_worker_that_dies_mid_ingest_is_replaced_by_the_writers_thread(
 def test_a_write_never_waits_for_a_starting_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A write that ends before the child has answered a batch (it spends 0.2 s on its
-    imports) extracts everything in the writer's thread and kills the child: a write of
-    300 documents took twice as long when it waited."""
+    """A write that ends before the child has answered a batch (it is still starting,
+    or stuck) extracts everything in the writer's thread and kills the child: a write of
+    300 documents took twice as long when it waited. Nor does the bound on batches
+    waiting for the child hold the writer then."""
     import threading
 
     from sift.integrations.stores.sqlite import _extractor
@@ -170,8 +171,9 @@ def test_a_write_never_waits_for_a_starting_worker(
         return roundtrip(self, child, inputs)
 
     monkeypatch.setattr(_extractor.Extractor, "_roundtrip", held)
-    # Every batch of the write may wait for the child (the bound is another test's).
-    monkeypatch.setattr(_extractor, "_MAX_UNANSWERED", len(DOCS))
+    # More batches than may wait for the child: past the bound, the writer does the
+    # newest ones itself while the child has answered nothing.
+    assert len(DOCS) // 8 > _extractor._MAX_UNANSWERED + 1
     result: list = []
     writer = threading.Thread(
         target=lambda: result.append(_ingest(tmp_path / "worker", monkeypatch, 1, patient=False))
@@ -255,20 +257,28 @@ def test_batches_the_child_has_not_answered_are_bounded(monkeypatch: pytest.Monk
 
     release = threading.Event()
     roundtrip = _extractor.Extractor._roundtrip
+    calls: list[int] = []
 
     def held(self, child, inputs):
-        release.wait()
+        # The first batch is answered (the child has started); the rest wait.
+        calls.append(len(inputs))
+        if len(calls) > 1:
+            release.wait()
         return roundtrip(self, child, inputs)
+
+    from concurrent.futures import wait
 
     monkeypatch.setattr(_extractor.Extractor, "_roundtrip", held)
     limits = EntityGraphConfig().limits()
     extractor = _extractor.Extractor(limits, 1)
     batches = [[(i, f"p{i}_0", f"Page {i}", f"Page {i} names Paris.")] for i in range(8)]
     extractor.prepare(len(batches))
+    extractor.submit(batches[0])
+    wait([future for future, _, _ in list(extractor._queue) if future is not None])
     submitted: list[int] = []
 
     def submit_all() -> None:
-        for batch in batches:
+        for batch in batches[1:]:
             extractor.submit(batch)
             submitted.append(batch[0][0])
 
@@ -276,8 +286,8 @@ def test_batches_the_child_has_not_answered_are_bounded(monkeypatch: pytest.Monk
     writer.start()
     writer.join(timeout=2)
     try:
-        # Held at the batch past the bound (1 sent and waiting, 4 queued): it cannot
-        # have gone on, whatever the machine's speed.
+        # Held at the batch past the bound (1 sent and waiting, 4 queued, behind the one
+        # answered): it cannot have gone on, whatever the machine's speed.
         assert writer.is_alive()
         assert len(submitted) <= _extractor._MAX_UNANSWERED + 1
     finally:
