@@ -15,9 +15,10 @@ Over the whole corpus of each dataset of ../shared/benchmarks, in one process:
              0.4, mention_weight 2), a whole sift.graphs.asearch episode
   planner+graph  the planner with its defaults: its final list fused with a walk over
              the entity graph of what the episode read (graphs/policies/_plan_graph.py)
-  search+graph  (not run by default) the planner of before over a corpus whose search
-             fuses a whole-corpus walk (seeded by the query's entities and the chunks
-             found so far) into every search's list
+  search+graph  (not run by default) the planner with its defaults, every one of its
+             searches fused with the store's walk from the query's entities and the
+             search's best 3 hits (HarnessConfig.search_graph_weight = --weight; off by
+             default)
 
 Every dev set is cut in two by the SHA-1 of the question id (even first byte: the tuning
 part, odd: the held-out part); each part is reported separately, so a setting picked on
@@ -51,7 +52,6 @@ import hashlib
 import statistics
 import sys
 import time
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,6 @@ from sift.entity_graph import (
     question_entities,
 )
 from sift.graphs.policies.heuristic import HeuristicPlanner
-from sift.types import Hit
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "benchmarks"
@@ -116,61 +115,6 @@ def rrf(lists: list[tuple[float, list[str]]], k: int = 60) -> list[str]:
     return sorted(scores, key=lambda key: -scores[key])
 
 
-class GraphCorpus:
-    """A corpus whose search also walks the entity graph (the prototype of issue 32's
-    fusion in search_corpus): the store's ranking and the walk's, fused by weighted RRF."""
-
-    def __init__(
-        self,
-        inner: Any,
-        graph: EntityGraph,
-        config: EntityGraphConfig,
-        weight: float,
-        seed_chunks: int = 3,
-    ):
-        self.seed_chunks = seed_chunks
-        self.inner = inner
-        self.graph = graph
-        self.config = config
-        self.weight = weight
-        self.limits = config.limits()
-        self.walk_limits = config.walk_limits()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def search(
-        self, query: str, *, k: int = 10, exclude: Collection[str] = (), **kwargs: Any
-    ) -> list[Hit]:
-        hits = self.inner.search(query, k=k, exclude=exclude, **kwargs)
-        if self.weight <= 0:
-            return hits
-        # Seeded by this search's own best hits (as bm25+walk is), not by everything
-        # the episode found before (which measured worse: MuSiQue tune half 0.376).
-        walked = self.graph.walk(
-            question_entities(query, self.limits),
-            [h.chunk.chunk_id for h in hits[: self.seed_chunks]],
-            limits=self.walk_limits,
-            exclude=exclude,
-            k=k,
-        )
-        fused = rrf(
-            [
-                (1.0, [h.chunk.chunk_id for h in hits]),
-                (self.weight, [c for c, _ in walked.chunks]),
-            ]
-        )[:k]
-        by_id = {h.chunk.chunk_id: h for h in hits}
-        missing = [c for c in fused if c not in by_id]
-        for chunk in self.inner.get_chunks(missing):
-            by_id[chunk.chunk_id] = Hit(chunk=chunk, score=0.0)
-        return [
-            Hit(chunk=by_id[c].chunk, score=float(len(fused) - i))
-            for i, c in enumerate(fused)
-            if c in by_id
-        ]
-
-
 def store_graph(store: Any, rows: list[dict], config: EntityGraphConfig) -> EntityGraph:
     passages = []
     for row in rows:
@@ -185,14 +129,14 @@ async def run(
     config: EntityGraphConfig,
     progress: Progress,
 ) -> dict[str, dict[str, Scores]]:
-    from sift.graphs import asearch, single_shot
+    from sift.graphs import HarnessConfig, asearch, single_shot
 
     rows, questions = load(name)
     if args.part != "all":
         questions = [q for q in questions if part_of(q["id"]) == args.part]
     questions = questions[: args.limit] if args.limit else questions
     store = build_store(name, rows, embedder_name(), progress)
-    if {"hybrid", "hybrid+graph"} & set(args.systems):
+    if {"hybrid", "hybrid+graph", "search+graph"} & set(args.systems):
         # Reopened keeping the entity graph (extracted on the first open, then read back);
         # searches and the planner do not read it.
         from sift.integrations.stores.sqlite import SqliteCorpus
@@ -212,7 +156,7 @@ async def run(
         HeuristicPlannerConfig(graph_weight=0.0, length_weight=0.4, mention_weight=2.0)
     )
     planner = HeuristicPlanner()
-    graph_corpus = GraphCorpus(store, graph, config, args.weight, args.seed_chunks)
+    searching = HarnessConfig(search_graph_weight=args.weight)
     limits, walk_limits = config.limits(), config.walk_limits()
     out: dict[str, dict[str, Scores]] = {}
     task = progress.add_task(name, total=len(questions))
@@ -248,19 +192,19 @@ async def run(
                 per[system].add(q, [e.doc_id for e in shot.evidence], _ms(t))
             _set_env("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", "0")
             runs = (
-                ("planner", store, before),
-                ("planner+graph", store, planner),
-                ("search+graph", graph_corpus, before),
+                ("planner", before, None),
+                ("planner+graph", planner, None),
+                ("search+graph", planner, searching),
             )
             # Alternate which system goes first, so that neither always runs on a warm
             # cache (timings are compared within this run).
             if number % 2:
                 runs = runs[::-1]
-            for system, corpus, policy in runs:
+            for system, policy, harness in runs:
                 if system not in systems:
                     continue
                 t = time.perf_counter()
-                result = await asearch(q["question"], corpus, policy=policy)
+                result = await asearch(q["question"], store, policy=policy, config=harness)
                 per[system].add(q, [e.doc_id for e in result.evidence], _ms(t))
             progress.advance(task)
     finally:

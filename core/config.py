@@ -62,6 +62,19 @@ class HarnessConfig(BaseSettings):
         "dense weight than a whole question does: planner all-gold@10 on MuSiQue 0.405 at "
         "0.5 against 0.372 at the static store's 0.1 (benchmarks/results/planner_quality.md).",
     )
+    search_graph_weight: float = Field(
+        0.0,
+        ge=0,
+        description="search_corpus over a corpus that keeps the entity graph fuses each "
+        "search with a walk from the query's entities and the search's best hits, the "
+        "walk's list weighing this in reciprocal rank fusion (0: off). Off by default: "
+        "with the heuristic planner it lowered MuSiQue's all-gold@10 "
+        "(benchmarks/results/entity_graph.md, 'search+graph'), whose final list already "
+        "walks the graph of what it read; a model's episode is not measured yet.",
+    )
+    search_graph_seeds: int = Field(
+        3, ge=0, description="A search's best hits that seed search_corpus's graph walk."
+    )
     search_max_chunks: int = Field(10, ge=1, le=100, description="Chunks per search_corpus.")
     grep_max_hits: int = Field(5, ge=1, le=100, description="Chunks per grep_corpus.")
     call_token_cap: int = Field(

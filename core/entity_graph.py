@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
+from sift.types import Hit
+
+if TYPE_CHECKING:
+    from sift.filters import Filter
+    from sift.protocols import Corpus, EntityGraphCorpus
 from sift._entity_worker import BOOT
 
 __all__ = [
@@ -31,9 +37,11 @@ __all__ = [
     "WalkResult",
     "build_graph",
     "entity_key",
+    "fuse_search_with_walk",
     "graph_row",
     "passage_entities",
     "question_entities",
+    "rrf_scores",
     "worker_command",
 ]
 
@@ -137,3 +145,46 @@ def worker_command() -> list[str]:
     many are the title's) of every text. It runs this process's sift, importing only the
     extraction."""
     return [sys.executable, "-c", BOOT, str(Path(__file__).parent)]
+
+
+def rrf_scores(lists: Iterable[tuple[float, Sequence[str]]], k: int) -> dict[str, float]:
+    """Weighted reciprocal rank fusion of chunk ids (how a ranking and the walk's list
+    are joined): each id's sum over the (weight, ranked ids) lists of weight / (k +
+    rank), ranks from 1; the ids in the order first met."""
+    scores: dict[str, float] = {}
+    for weight, ranked in lists:
+        for rank, chunk_id in enumerate(ranked, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    return scores
+
+
+def fuse_search_with_walk(
+    corpus: Corpus,
+    graph: EntityGraphCorpus,
+    query: str,
+    hits: Sequence[Hit],
+    *,
+    k: int,
+    seeds: int,
+    weight: float,
+    rrf_k: int,
+    exclude: Collection[str] = (),
+    filters: Filter | None = None,
+) -> tuple[list[Hit], dict[str, str]]:
+    """A search's `hits` fused with the store's walk from the query's entities and the
+    best `seeds` hits (weighted reciprocal rank fusion, the walk weighing `weight`): the
+    best `k`, each scored by its fused score, and for each chunk the walk brought beyond
+    the seeds, the entity it came through (`single_shot` and `search_corpus` over a store
+    that keeps the graph)."""
+    ranked = [h.chunk.chunk_id for h in hits[:k]]
+    seeded = ranked[:seeds]
+    walked = graph.walk_entities(query, seeds=seeded, k=k, exclude=exclude, filters=filters)
+    scores = rrf_scores(((1.0, ranked), (weight, [c for c, _ in walked.chunks])), rrf_k)
+    fused = sorted(scores, key=lambda c: -scores[c])[:k]
+    by_id = {h.chunk.chunk_id: h.chunk for h in hits}
+    missing = [c for c in fused if c not in by_id]
+    by_id.update({c.chunk_id: c for c in corpus.get_chunks(missing)})
+    out = [Hit(chunk=by_id[c], score=scores[c]) for c in fused if c in by_id]
+    # The seeds are in the walk's list as seeds: only what it reached beyond them is
+    # said to have come through an entity (every such chunk came through one).
+    return out, {c: walked.via[c] for c in fused if c in walked.via and c not in seeded}

@@ -10,14 +10,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig, check_question, from_environment
+from sift.entity_graph import fuse_search_with_walk
 from sift.filters import Filter
-from sift.graphs._rrf import rrf_scores
 from sift.protocols import EntityGraphCorpus
 from sift.tokens import estimate_tokens
 from sift.types import (
     Evidence,
     FoundBy,
-    Hit,
     SearchMode,
     SearchResult,
     ToolCallTrace,
@@ -62,7 +61,17 @@ def single_shot(
         and corpus.entity_graph
     ):
         seeds = [h.chunk.chunk_id for h in hits[: min(top_k, config.single_shot_graph_seeds)]]
-        hits, via = _with_graph(question, corpus, corpus, hits, seeds, top_k, spec, config)
+        hits, via = fuse_search_with_walk(
+            corpus,
+            corpus,
+            question,
+            hits,
+            k=top_k,
+            seeds=len(seeds),
+            weight=config.single_shot_graph_weight,
+            rrf_k=config.rrf_k,
+            filters=spec,
+        )
         calls.append(ToolCallTrace(tool="entity_graph", arguments={"seeds": seeds}))
     found = FoundBy(tool="search_corpus", argument=question, turn=0)
     evidence = []
@@ -118,30 +127,3 @@ def single_shot(
         ),
         stopped_because="final",
     )
-
-
-def _with_graph(
-    question: str,
-    corpus: Corpus,
-    graph: EntityGraphCorpus,
-    hits: list[Hit],
-    seeds: list[str],
-    top_k: int,
-    spec: Filter | None,
-    config: HarnessConfig,
-) -> tuple[list[Hit], dict[str, str]]:
-    """The search's hits fused (weighted reciprocal rank fusion, `rrf_k`) with the walk
-    seeded by the question's entities and the `seeds` hits; each hit's score is its
-    fused score. Also the entity each chunk the walk reached came through."""
-    ranked = [h.chunk.chunk_id for h in hits[:top_k]]
-    walked = graph.walk_entities(question, seeds=seeds, k=top_k, filters=spec)
-    walk = [c for c, _ in walked.chunks]
-    scores = rrf_scores(((1.0, ranked), (config.single_shot_graph_weight, walk)), config.rrf_k)
-    fused = sorted(scores, key=lambda c: -scores[c])[:top_k]
-    by_id = {h.chunk.chunk_id: h.chunk for h in hits}
-    missing = [c for c in fused if c not in by_id]
-    by_id.update({c.chunk_id: c for c in corpus.get_chunks(missing)})
-    out = [Hit(chunk=by_id[c], score=scores[c]) for c in fused if c in by_id]
-    # The seeds are in the walk's list as seeds: only what it reached beyond them is
-    # said to have come through an entity (every such chunk came through one).
-    return out, {c: walked.via[c] for c in fused if c in walked.via and c not in seeds}

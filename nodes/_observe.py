@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sift import llm as text
 from sift.nodes._episode import Block, Episode, PlannedCall
+from sift.nodes._finalize import GRAPH_TOOL
 from sift.nodes._state import ToolOutcome
 from sift.types import Chunk, FoundBy, ToolCallTrace
 
@@ -146,11 +147,17 @@ def observe(
                 counter,
                 reranker,
             )
+        via = outcome.get("via") or {}
         for rank, (chunk, shown) in enumerate(pairs):
             tokens = episode.chunk_tokens(chunk, counter)
             before = episode.seen.get(chunk.chunk_id)
             if episode.surface(chunk, tokens, found, rank):
                 obs.added.append(chunk.chunk_id)
+            if (entity := via.get(chunk.chunk_id)) is not None:
+                # The search's fusion with the entity graph brought it: through which
+                # entity, beside the search that showed it.
+                graph = FoundBy(tool=GRAPH_TOOL, argument=entity, turn=turn)
+                episode.surface(chunk, tokens, graph, rank)
             elif before is not None and before.pruned:
                 # Shown again after a prune: it is back in the context (and may be
                 # evidence); the trace says so, or it would read as evidence pruned.

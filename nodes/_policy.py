@@ -61,6 +61,9 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             task["alpha"] = None if episode.seeding else config.search_alpha
             task["exclude"] = exclude
             task["filters"] = filters
+            task["graph_weight"] = config.search_graph_weight
+            task["graph_seeds"] = config.search_graph_seeds
+            task["graph_rrf_k"] = config.rrf_k
         elif name == "grep_corpus":
             task["filters"] = filters
         elif name == "prune_chunks":

@@ -68,6 +68,10 @@ class ToolTask(TypedDict):
     mode: NotRequired[str]
     alpha: NotRequired[float | None]
     exclude: NotRequired[list[str]]
+    # search_corpus: the entity graph walk's weight in the fusion (0: none) and seeds.
+    graph_weight: NotRequired[float]
+    graph_seeds: NotRequired[int]
+    graph_rrf_k: NotRequired[int]
     # search_corpus and grep_corpus: the filter, as `Filter.model_dump()`.
     filters: NotRequired[dict[str, Any] | None]
     # prune_chunks: the ids asked for, and every surfaced chunk id with its document.
@@ -84,6 +88,9 @@ class ToolOutcome(TypedDict, total=False):
     note: str | None
     error: str | None
     doc_id: str | None
+    # search_corpus fused with the entity graph: the chunks the walk reached beyond the
+    # search's seeds, each with the entity it came through.
+    via: dict[str, str]
     # prune_chunks: the surfaced chunk ids the call names, and the ids it does not know.
     pruned: list[str]
     unknown: list[str]

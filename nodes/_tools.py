@@ -17,12 +17,13 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from sift.config import HarnessConfig
+from sift.entity_graph import fuse_search_with_walk
 from sift.errors import SiftError
 from sift.filters import Filter
 from sift.nodes._services import Services
 from sift.nodes._state import ToolOutcome, ToolTask
-from sift.protocols import Corpus
-from sift.types import Chunk, SearchMode
+from sift.protocols import Corpus, EntityGraphCorpus
+from sift.types import Chunk, Hit, SearchMode
 
 __all__ = ["grep_corpus", "prune_chunks", "read_document", "search_corpus"]
 
@@ -68,21 +69,43 @@ def _filter(task: ToolTask) -> Filter | None:
 async def search_corpus(
     task: ToolTask, runtime: Runtime[HarnessConfig], *, services: Services
 ) -> Outcomes:
-    """One hybrid search, excluding every chunk an earlier search of the episode returned."""
+    """One hybrid search, excluding every chunk an earlier search of the episode returned;
+    over a corpus that keeps the entity graph and with `search_graph_weight` set, fused
+    with the walk from the query's entities and the search's best hits."""
     alpha = task.get("alpha")
     corpus, filters = services.corpus, _filter(task)
     mode = cast(SearchMode, task.get("mode", "hybrid"))
+    weight = task.get("graph_weight", 0.0)
 
-    def work() -> Any:
+    def work() -> tuple[list[Hit], dict[str, str]]:
         query, k, exclude = task["argument"], task["fetch"], frozenset(task.get("exclude", ()))
         if alpha is None:
             # alpha only when set, so a Corpus written before the per-call weight works.
-            return corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude)
-        return corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude, alpha=alpha)
+            hits = corpus.search(query, k=k, mode=mode, filters=filters, exclude=exclude)
+        else:
+            hits = corpus.search(
+                query, k=k, mode=mode, filters=filters, exclude=exclude, alpha=alpha
+            )
+        if weight <= 0 or not isinstance(corpus, EntityGraphCorpus) or not corpus.entity_graph:
+            return hits, {}
+        return fuse_search_with_walk(
+            corpus,
+            corpus,
+            query,
+            hits,
+            k=k,
+            seeds=task.get("graph_seeds", 3),
+            weight=weight,
+            rrf_k=task.get("graph_rrf_k", 60),
+            exclude=exclude,
+            filters=filters,
+        )
 
-    return await _run(
-        task, services, work, lambda hits: _outcome(task, chunks=[h.chunk for h in hits])
-    )
+    def done(found: tuple[list[Hit], dict[str, str]]) -> Outcomes:
+        hits, via = found
+        return _outcome(task, chunks=[h.chunk for h in hits], via=via)
+
+    return await _run(task, services, work, done)
 
 
 async def grep_corpus(

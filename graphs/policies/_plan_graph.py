@@ -22,8 +22,8 @@ from sift.entity_graph import (
     WalkLimits,
     graph_row,
     question_entities,
+    rrf_scores,
 )
-from sift.graphs._rrf import rrf_scores
 from sift.types import SeenChunk
 
 __all__ = ["GraphFusion", "fuse_with_graph", "graph_bridges"]

@@ -105,3 +105,59 @@ def test_a_store_without_the_graph_answers_with_the_search_alone(tmp_path: Path)
         result = single_shot(EN, plain, top_k=5, mode="bm25")
         assert "markka_0" not in _ids(result)
         assert [c.tool for c in result.trace[0].calls] == ["search_corpus"]
+
+
+# ------------------------------------------------------------------ search_corpus
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor", "bridge", "entity"),
+    [(EN, "signmark_0", "markka_0", "finland"), (JA, "tower_0", "obayashi_0", "大林組")],
+    ids=["english", "japanese"],
+)
+async def test_search_corpus_fuses_the_walk_when_configured(
+    store: SqliteCorpus, question: str, anchor: str, bridge: str, entity: str
+) -> None:
+    """`search_graph_weight` (off by default): a policy's search_corpus over a store that
+    keeps the graph shows the second hop the search alone cannot find, and the chunk says
+    which entity brought it."""
+    from sift.graphs import HarnessConfig, ScriptedPolicy, asearch
+
+    def episode(weight: float):
+        policy = ScriptedPolicy([[{"name": "search_corpus", "arguments": {"query": question}}]])
+        config = HarnessConfig(
+            max_turns=1, search_max_chunks=5, search_mode="bm25", search_graph_weight=weight
+        )
+        return asearch(question, store, policy=policy, config=config)
+
+    assert HarnessConfig().search_graph_weight == 0
+    alone = await episode(0.0)
+    added = alone.trace[0].calls[0].added
+    assert anchor in added and bridge not in added and len(added) < 5  # places to spare
+    fused = await episode(1.0)
+    added = fused.trace[0].calls[0].added
+    assert anchor in added and bridge in added and len(added) <= 5
+    reached = next(e for e in fused.evidence if e.chunk_id == bridge)
+    assert [(f.tool, f.argument) for f in reached.found_by] == [
+        ("search_corpus", question),
+        ("entity_graph", entity),
+    ]
+    first = next(e for e in fused.evidence if e.chunk_id == anchor)
+    assert [f.tool for f in first.found_by] == ["search_corpus"]  # a seed, not brought
+
+
+async def test_search_corpus_over_a_store_without_the_graph_is_the_search(
+    tmp_path: Path,
+) -> None:
+    from sift.graphs import HarnessConfig, ScriptedPolicy, asearch
+
+    with SqliteCorpus(tmp_path / "plain", embedder="hash") as plain:
+        plain.upsert(PAGES)
+        policy = ScriptedPolicy([[{"name": "search_corpus", "arguments": {"query": EN}}]])
+        config = HarnessConfig(
+            max_turns=1, search_max_chunks=5, search_mode="bm25", search_graph_weight=1.0
+        )
+        result = await asearch(EN, plain, policy=policy, config=config)
+    added = result.trace[0].calls[0].added
+    assert "signmark_0" in added and "markka_0" not in added
+    assert result.trace[0].calls[0].error is None
