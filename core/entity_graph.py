@@ -22,12 +22,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
+from sift._entity_worker import BOOT
 from sift.types import Hit
 
 if TYPE_CHECKING:
     from sift.filters import Filter
     from sift.protocols import Corpus, EntityGraphCorpus
-from sift._entity_worker import BOOT
 
 __all__ = [
     "EntityGraph",

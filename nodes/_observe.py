@@ -153,15 +153,15 @@ def observe(
             before = episode.seen.get(chunk.chunk_id)
             if episode.surface(chunk, tokens, found, rank):
                 obs.added.append(chunk.chunk_id)
+            elif before is not None and before.pruned:
+                # Shown again after a prune: it is back in the context (and may be
+                # evidence); the trace says so, or it would read as evidence pruned.
+                trace.resurfaced.append(chunk.chunk_id)
             if (entity := via.get(chunk.chunk_id)) is not None:
                 # The search's fusion with the entity graph brought it: through which
                 # entity, beside the search that showed it.
                 graph = FoundBy(tool=GRAPH_TOOL, argument=entity, turn=turn)
                 episode.surface(chunk, tokens, graph, rank)
-            elif before is not None and before.pruned:
-                # Shown again after a prune: it is back in the context (and may be
-                # evidence); the trace says so, or it would read as evidence pruned.
-                trace.resurfaced.append(chunk.chunk_id)
             obs.segments.append(shown)
         if not pairs:
             obs.segments.append(text.NO_RESULTS)
