@@ -138,7 +138,7 @@ async def run(
     store = build_store(name, rows, embedder_name(), progress)
     if {"hybrid", "hybrid+graph", "search+graph"} & set(args.systems):
         # Reopened keeping the entity graph (extracted on the first open, then read back);
-        # searches and the planner do not read it.
+        # only single shot's hybrid+graph and the searches of search+graph read it.
         from sift.integrations.stores.sqlite import SqliteCorpus
 
         store.close()
