@@ -63,6 +63,7 @@ from sift.entity_graph import (
     EntityGraphConfig,
     build_graph,
     question_entities,
+    rrf_scores,
 )
 from sift.graphs.policies.heuristic import HeuristicPlanner
 
@@ -108,10 +109,7 @@ class Scores:
 
 
 def rrf(lists: list[tuple[float, list[str]]], k: int = 60) -> list[str]:
-    scores: dict[str, float] = {}
-    for weight, ranked in lists:
-        for rank, key in enumerate(ranked, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    scores = rrf_scores(lists, k)
     return sorted(scores, key=lambda key: -scores[key])
 
 

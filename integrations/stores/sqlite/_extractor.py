@@ -133,14 +133,13 @@ class Extractor:
         has answered nothing yet is still importing: every batch is extracted here and
         the child is killed, so a run never waits for a child's start."""
         starting = self._child is not None and self._answered == 0
-        for i in range(len(self._queue) - 1, -1, -1):
-            future, inputs, _ = self._queue[i]
-            if future is None:
-                continue
-            if not future.cancel() and not starting:
-                break  # the child has reached this batch
-            self._queue[i] = (None, inputs, self._extract(inputs))
+        while self._take_back_newest():
+            pass
         if starting:
+            # The batch it has begun too: nothing waits for a child's start.
+            for i, (future, inputs, _) in enumerate(self._queue):
+                if future is not None:
+                    self._queue[i] = (None, inputs, self._extract(inputs))
             self._stop(kill=True)
 
     def _bound(self) -> None:
