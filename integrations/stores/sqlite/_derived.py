@@ -98,6 +98,9 @@ class Written:
     rowids: np.ndarray  # chunk rowids added, ascending
     vectors: np.ndarray  # their L2-normalised vectors, row for row
     rows: list[tuple[int, str, str]]  # (rowid, title, text) of the added chunks
+    # Their chunk ids ("<doc id>_<index>"), row for row: the entity index keys its rows
+    # by them, and the writer has them at hand (it asked SQLite again, batch by batch).
+    chunk_ids: list[str]
 
 
 class DerivedIndex(Protocol):

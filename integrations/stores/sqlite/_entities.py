@@ -34,7 +34,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import sift
@@ -78,6 +78,10 @@ _ROWS = (
     "FROM chunks c JOIN documents d ON d.id = c.doc WHERE c.id >= ? ORDER BY c.id"
 )
 _IDS = "SELECT c.id, d.doc_id || '_' || c.idx FROM chunks c JOIN documents d ON d.id = c.doc"
+
+# One encoder for every row: `json.dumps` with an argument builds one per call (a fifth of
+# saving the rows).
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False)
 
 # A chunk's row: its id, its entity keys, how many of the first keys are its title's.
 _Row = tuple[str, list[str], int]
@@ -152,7 +156,6 @@ class EntityIndex:
             self._save()
 
     def apply(self, written: Written) -> None:
-        added = self._chunk_ids([rowid for rowid, _, _ in written.rows])
         if written.removed:
             if self._extractor.busy():
                 self._dead.update(written.removed)
@@ -161,7 +164,10 @@ class EntityIndex:
                     self._rows.pop(rowid, None)
                 self._graph = None
         self._extractor.submit(
-            [(r, added[r], title, text) for r, title, text in written.rows if r in added]
+            [
+                (rowid, cid, title, text)
+                for (rowid, title, text), cid in zip(written.rows, written.chunk_ids, strict=True)
+            ]
         )
         self._take(wait=False)
 
@@ -246,9 +252,9 @@ class EntityIndex:
             return
         with self._lock:
             rows = [(r, self._rows[r]) for r in self._unsaved if r in self._rows]
+        encode = _ROW_JSON.encode
         text = "".join(
-            json.dumps([rowid, n_title, *keys], ensure_ascii=False) + "\n"
-            for rowid, (_, keys, n_title) in rows
+            encode([rowid, n_title, *keys]) + "\n" for rowid, (_, keys, n_title) in rows
         ).encode()
         try:
             with open(self._path, "ab") as handle:
@@ -286,15 +292,6 @@ class EntityIndex:
             exclude=exclude,
             k=k,
         )
-
-    def _chunk_ids(self, rowids: Sequence[int]) -> dict[int, str]:
-        out: dict[int, str] = {}
-        for start in range(0, len(rowids), 10_000):
-            part = list(rowids[start : start + 10_000])
-            marks = ",".join("?" * len(part))
-            found = self._conn().execute(f"{_IDS} WHERE c.id IN ({marks})", part).fetchall()
-            out.update(dict(found))
-        return out
 
 
 def _extraction(limits: EntityLimits) -> str:

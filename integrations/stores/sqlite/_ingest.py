@@ -103,7 +103,7 @@ def delete(state: State, doc_ids: Iterable[str]) -> int:
                 [(OP_DELETE, cid) for cid in removed],
             )
             state.seq = current_seq(conn)
-        derived.apply(Written(removed, _NO_ROWIDS, _NO_VECTORS, []))
+        derived.apply(Written(removed, _NO_ROWIDS, _NO_VECTORS, [], []))
         derived.wait()
         if derived.behind(state.seq):
             derived.record(conn, state.seq)
@@ -285,6 +285,7 @@ def write_prepared(
     chunk_rows: list[tuple[Any, ...]] = []
     vector_rows: list[tuple[int, memoryview]] = []
     lexical_rows: list[tuple[int, str, str]] = []
+    chunk_ids: list[str] = []
     # One normalisation for the whole batch; rows follow the documents' chunk order.
     vectors = _normalise(np.vstack([item.vectors for item in prepared]))
     # Each row's bytes are a slice of one buffer, not a copy per row.
@@ -317,6 +318,7 @@ def write_prepared(
                 chunk_rows.append((cid, next_doc, index, text, start, end, tokens))
                 vector_rows.append((cid, blob[row * width : (row + 1) * width]))
                 lexical_rows.append((cid, doc.title, text))
+                chunk_ids.append(f"{doc.id}_{index}")
                 row += 1
             next_doc += 1
             next_chunk += len(item.spans)
@@ -344,7 +346,7 @@ def write_prepared(
     # Derived indexes follow the committed state; a crash from here on is repaired by the
     # replay on open.
     rowids = np.arange(first_chunk, next_chunk, dtype=np.int64)
-    state.indexes().apply(Written(removed, rowids, vectors, lexical_rows))
+    state.indexes().apply(Written(removed, rowids, vectors, lexical_rows, chunk_ids))
     return len(new_ids)
 
 
