@@ -28,6 +28,7 @@ Gold labels are read only by the scorer.
 
     python benchmarks/entity_graph_quality.py [--datasets ...] [--limit N] [--part tune|held|all]
     python benchmarks/entity_graph_quality.py --ingest-cost [--rounds 3] [--write-sizes N ...]
+        [--beside-busy]
 
 `--ingest-cost` times, in rotating rounds, a fresh ingest of each corpus into a new
 SqliteCorpus (the default static embedder) without its entity index, with it
@@ -35,7 +36,10 @@ SqliteCorpus (the default static embedder) without its entity index, with it
 with it found in the writer's thread (SIFT_GRAPH_WORKER_MIN_CHUNKS=0, as before the
 worker), and a reopen of each: what the index adds to an ingest. `--write-sizes` adds
 one write of each many HotpotQA documents into a store that exists, the three ways: what
-an ingest request to the service waits for.
+an ingest request to the service waits for. `--beside-busy` adds what any busy process
+beside the ingest costs it on this machine: the plain ingest of HotpotQA alone, beside a
+Python loop at `nice` 19, and beside one at `nice` 0 (the floor under any extraction
+that runs beside the writer, whatever its speed).
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -353,6 +357,56 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
     return lines
 
 
+_BUSY = "import time\nend = time.time() + 30\nwhile time.time() < end:\n    sum(range(1000))\n"
+
+
+def beside_busy(name: str, rounds: int) -> list[str]:
+    """The plain ingest of `name` alone, beside one busy process at `nice` 19 and beside
+    one at `nice` 0, rotated every round: what another process's CPU costs the ingest."""
+    import subprocess
+    import tempfile
+
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from sift.types import Document
+
+    rows, _ = load(name)
+    documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
+    variants = ("alone", "beside nice 19", "beside nice 0")
+    times: dict[str, list[float]] = {}
+    for round_ in range(rounds):
+        for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
+            busy = None
+            if variant != "alone":
+                niceness = "19" if "19" in variant else "0"
+                command = ["nice", "-n", niceness, sys.executable, "-c", _BUSY]
+                busy = subprocess.Popen(command)
+                time.sleep(0.1)  # running before the ingest starts
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    t = time.perf_counter()
+                    store = SqliteCorpus(Path(tmp) / "s", embedder=embedder_name())
+                    store.upsert(documents)
+                    store.close()
+                    times.setdefault(variant, []).append(time.perf_counter() - t)
+            finally:
+                if busy is not None:
+                    busy.kill()
+                    busy.wait()
+    alone = statistics.median(times["alone"])
+    lines = [
+        f"The plain ingest of {name} beside a busy process. Cores: {os.cpu_count()}. "
+        f"Medians of {rounds} rounds.",
+        "",
+        "| variant | ingest s | added |",
+        "|---|---|---|",
+    ]
+    for variant in variants:
+        value = statistics.median(times[variant])
+        lines.append(f"| {variant} | {value:.2f} | {value / alone - 1:+.0%} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -371,6 +425,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="with --ingest-cost: also one write of each many HotpotQA documents",
     )
+    ap.add_argument(
+        "--beside-busy",
+        action="store_true",
+        help="with --ingest-cost: also HotpotQA's plain ingest beside a busy process",
+    )
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"benchmark data not found at {DATA} (../shared)", file=sys.stderr)
@@ -379,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         lines = ingest_cost(args.datasets, args.rounds)
         if args.write_sizes:
             lines += ["", *write_cost("hotpotqa", args.write_sizes, args.rounds)]
+        if args.beside_busy:
+            lines += ["", *beside_busy("hotpotqa", args.rounds)]
         text = "\n".join(lines)
         if args.out:
             args.out.write_text(text + "\n", encoding="utf-8")

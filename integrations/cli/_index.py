@@ -291,7 +291,7 @@ def register(app: typer.Typer) -> None:
                 "--entity-graph",
                 help="Keep the entity graph of the chunks in the embedded store "
                 "(docs/entity-graph.md): single-shot searches then reach second hops "
-                "through it. Recorded: every later open keeps it. Adds 31-36 % to an "
+                "through it. Recorded: every later open keeps it. Adds 30-36 % to an "
                 "English ingest on 2 cores.",
             ),
         ] = False,

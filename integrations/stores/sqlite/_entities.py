@@ -19,7 +19,7 @@ or another result on a fixed probe passage) is rebuilt from SQLite. Only the pro
 holding the store's write lock writes the files.
 
 The store turns it on with `SqliteCorpus(..., entity_graph=True)`: extracting entities
-adds 31-36 % to an English ingest on 2 cores (benchmarks/results/entity_graph.md), so it
+adds 30-36 % to an English ingest on 2 cores (benchmarks/results/entity_graph.md), so it
 is not on by default. A large write's entities are found in a worker process
 (`_extractor.Extractor`); its rows are taken in rowid order as batches come back, and at
 the end of every write call (`wait`).

@@ -75,7 +75,7 @@ class SqliteCorpus:
             `entities.json` is in the folder), so a store made with it keeps it on
             every open, the CLI's and the server's too; False: not on this open. Off
             for a new store: extracting entities, in a worker process beside the
-            writer, adds 31-36 % to an English ingest on 2 cores.
+            writer, adds 30-36 % to an English ingest on 2 cores.
     """
 
     @released_on_failure
