@@ -174,7 +174,7 @@ class Derived:
             # Imported here: the entity index's module imports this one.
             from sift.integrations.stores.sqlite._entities import EntityIndex
 
-            more.append(EntityIndex(path / _ENTITY_FILE, conn, lambda: lexical.may_write(writer)))
+            more.append(EntityIndex(path / _ENTITY_FILE, lambda: lexical.may_write(writer)))
         try:
             derived = cls(
                 lexical,

@@ -115,6 +115,38 @@ def test_a_reopen_reads_the_recorded_rows_and_extracts_only_what_is_new(tmp_path
         assert _index(store).graph().chunk_ids == ids
 
 
+def _long(doc_id: str, title: str, sentence: str, n: int) -> Document:
+    return Document(id=doc_id, title=title, text=" ".join(sentence.format(i) for i in range(n)))
+
+
+def test_the_rows_of_a_write_carry_the_ids_of_its_chunks(tmp_path: Path) -> None:
+    """A write's rows are keyed by the chunk ids the writer hands the index (not asked
+    of SQLite again): for documents of many chunks, English and Japanese, and a rewrite
+    that changes a document's chunk count, they are the store's chunk ids, and a rebuild
+    from SQLite gives the same rows."""
+    path = tmp_path / "s"
+    english = _long("atlas", "Atlas Works", "Atlas Works hired Engineer{} of Tampere.", 400)
+    japanese = _long("tokei", "東京時計", "東京時計は技師{}を雇った。本社は墨田区にある。", 300)
+    with SqliteCorpus(path, embedder="hash", entity_graph=True) as store:
+        store.upsert([english, japanese, *PAGES])
+        first = {d: len(store.read(d)) for d in ("atlas", "tokei")}
+        assert min(first.values()) > 2  # many chunks each, or this tests nothing
+        store.upsert([_long("atlas", "Atlas Works", "Atlas Works left Tampere on day {}.", 150)])
+        stored = [c.chunk_id for d in ("atlas", "tokei", "signmark") for c in store.read(d)]
+        assert 1 < sum(c.startswith("atlas_") for c in stored) < first["atlas"]
+        graph = _index(store).graph()
+        made = {c: graph.entities_of(c) for c in graph.chunk_ids}
+    assert set(stored) <= set(made)
+    assert len(made) == len(stored) + len(PAGES) - 1  # the old atlas chunks are gone
+    assert "tampere" in made["atlas_1"]
+    assert all("墨田区" in made[c] for c in stored if c.startswith("tokei_"))
+    (path / "entities.json").unlink()
+    with SqliteCorpus(path, entity_graph=True) as store:
+        assert _index(store).extracted == len(made)
+        rebuilt = _index(store).graph()
+        assert {c: rebuilt.entities_of(c) for c in rebuilt.chunk_ids} == made
+
+
 def test_a_torn_append_is_cut_off_and_other_limits_rebuild(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
