@@ -94,9 +94,10 @@ async def search_corpus(
             query,
             hits,
             k=k,
-            seeds=task.get("graph_seeds", 3),
+            # Set with the weight by the policy node, from the episode's configuration.
+            seeds=task["graph_seeds"],
             weight=weight,
-            rrf_k=task.get("graph_rrf_k", 60),
+            rrf_k=task["graph_rrf_k"],
             exclude=exclude,
             filters=filters,
         )
