@@ -260,6 +260,24 @@ def table(name: str, out: dict[str, dict[str, Scores]]) -> list[str]:
     return lines
 
 
+# The variant of the ingest-cost runs whose entities are found in the writer's thread.
+_INLINE = "graph, writer's thread"
+
+
+def _rotated(variants: tuple[str, ...], round_: int) -> tuple[str, ...]:
+    """`variants` in this round's order: each takes its turn at running first."""
+    at = round_ % len(variants)
+    return variants[at:] + variants[:at]
+
+
+def _documents(name: str) -> list[Any]:
+    """The dataset's corpus as `Document`s."""
+    from sift.types import Document
+
+    rows, _ = load(name)
+    return [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
+
+
 def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
     """A fresh ingest of each corpus into a new SqliteCorpus without the entity index,
     with it (its worker process), and with it in the writer's thread, and a reopen of
@@ -268,9 +286,8 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
     import tempfile
 
     from sift.integrations.stores.sqlite import SqliteCorpus
-    from sift.types import Document
 
-    variants = ("plain", "graph", "graph, writer's thread")
+    variants = ("plain", "graph", _INLINE)
     lines = [
         f"Cores: {os.cpu_count()}. Medians of {rounds} rounds.",
         "",
@@ -279,16 +296,12 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in datasets:
-        rows, _ = load(name)
-        documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
+        documents = _documents(name)
         times: dict[tuple[str, str], list[float]] = {}
         for round_ in range(rounds):
-            for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
+            for variant in _rotated(variants, round_):
                 graph = variant != "plain"
-                if variant == "graph, writer's thread":
-                    os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] = "0"
-                else:
-                    os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+                _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "s"
                     t = time.perf_counter()
@@ -299,11 +312,11 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
                     t = time.perf_counter()
                     SqliteCorpus(path, entity_graph=graph).close()
                     times.setdefault((variant, "reopen"), []).append(time.perf_counter() - t)
-        os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+        _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
         m = {key: statistics.median(values) for key, values in times.items()}
         plain, graph, inline = (m[(v, "ingest")] for v in variants)
         lines.append(
-            f"| {name} | {len(rows)} | {plain:.2f} | {graph:.2f} | {graph / plain - 1:+.0%} | "
+            f"| {name} | {len(documents)} | {plain:.2f} | {graph:.2f} | {graph / plain - 1:+.0%} | "
             f"{inline:.2f} | {inline / plain - 1:+.0%} | "
             f"{m[('plain', 'reopen')]:.2f} | {m[('graph', 'reopen')]:.2f} |"
         )
@@ -318,11 +331,9 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
     import tempfile
 
     from sift.integrations.stores.sqlite import SqliteCorpus
-    from sift.types import Document
 
-    rows, _ = load(name)
-    documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
-    variants = ("plain", "graph", "graph, writer's thread")
+    documents = _documents(name)
+    variants = ("plain", "graph", _INLINE)
     lines = [
         f"One write of N {name} documents into a store of 10. Cores: {os.cpu_count()}. "
         f"Medians of {rounds} rounds.",
@@ -333,11 +344,8 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
     for size in sizes:
         times: dict[str, list[float]] = {}
         for round_ in range(rounds):
-            for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
-                if variant == "graph, writer's thread":
-                    os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] = "0"
-                else:
-                    os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+            for variant in _rotated(variants, round_):
+                _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
                 with tempfile.TemporaryDirectory() as tmp:
                     store = SqliteCorpus(
                         Path(tmp) / "s", embedder=embedder_name(), entity_graph=variant != "plain"
@@ -347,7 +355,7 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
                     store.upsert(documents[10 : 10 + size])
                     times.setdefault(variant, []).append(time.perf_counter() - t)
                     store.close()
-        os.environ.pop("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+        _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
         plain, graph, inline = (statistics.median(times[v]) * 1000 for v in variants)
         lines.append(
             f"| {size} | {plain:.0f} | {graph:.0f} | {graph / plain - 1:+.0%} | {inline:.0f} | "
@@ -367,14 +375,12 @@ def beside_busy(name: str, rounds: int) -> list[str]:
     import tempfile
 
     from sift.integrations.stores.sqlite import SqliteCorpus
-    from sift.types import Document
 
-    rows, _ = load(name)
-    documents = [Document(id=r["id"], title=r["title"], text=r["text"]) for r in rows]
+    documents = _documents(name)
     variants = ("alone", "beside nice 19", "beside nice 0")
     times: dict[str, list[float]] = {}
     for round_ in range(rounds):
-        for variant in variants[round_ % 3 :] + variants[: round_ % 3]:
+        for variant in _rotated(variants, round_):
             busy = None
             if variant != "alone":
                 niceness = "19" if "19" in variant else "0"
