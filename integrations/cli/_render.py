@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from sift.integrations.stores.locations import location_label
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -100,12 +101,16 @@ class EpisodeProgress:
 
 
 def print_result(console: Console, result: SearchResult, *, gold: set[str] | None = None) -> None:
-    """Evidence as a numbered list: title and chunk id, provenance, justification, text.
-    A list reads at any terminal width, where a wide table would wrap into columns."""
+    """Evidence as a numbered list: title, page and section (where the document has them)
+    and chunk id, provenance, justification, text. A list reads at any terminal width,
+    where a wide table would wrap into columns."""
     console.print(Text(printable(result.question), style="bold"))
     for rank, item in enumerate(result.evidence, start=1):
         line = Text(f"{rank:>2}. ", style="bold")
         line.append(printable(item.title or item.doc_id), style="bold")
+        place = location_label(item.metadata, title=item.title)
+        if place:
+            line.append(f"  {_short(place, 80)}", style="yellow")
         line.append(f"  {printable(item.chunk_id)}", style="dim")
         if gold is not None and item.doc_id in gold:
             line.append("  ✔ gold", style="bold green")

@@ -22,8 +22,8 @@ from sift.integrations.cli._render import err_console, safe, say_nothing_matched
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
+from sift.integrations.stores.locations import location_label
 from sift.protocols import Corpus
-from sift.types import Chunk
 
 __all__ = ["guess_language", "register"]
 
@@ -171,17 +171,6 @@ def _listing(
     return islice(found, limit)
 
 
-def _chunk_place(chunk: Chunk) -> str:
-    meta = chunk.metadata
-    parts = []
-    pages = meta.get("pages")
-    if isinstance(pages, list) and len(pages) == 2:
-        parts.append(f"p. {pages[0]}" if pages[0] == pages[1] else f"pp. {pages[0]}-{pages[1]}")
-    if isinstance(meta.get("section"), str):
-        parts.append(f"§ {meta['section']}")
-    return "  ".join(parts)
-
-
 def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
@@ -278,7 +267,7 @@ def register(app: typer.Typer) -> None:
                 text = text[:119] + "…"
             out.print(f"  [cyan]{safe(key)}[/cyan]: {safe(text)}", highlight=False)
         for chunk in chunks:
-            place = _chunk_place(chunk)
+            place = location_label(chunk.metadata, title=chunk.title)
             out.print(
                 f"[bold]{safe(chunk.chunk_id)}[/bold]  [dim]{chunk.start}-{chunk.end}"
                 f"{'  ' + safe(place) if place else ''}[/dim]",

@@ -15,6 +15,10 @@ were cut at pages, which are read as they were stored), and `section` (the headi
 its text sits under). The tables stay on the document (they are part of what it is, so a
 changed layout re-indexes it) and are left out of chunk metadata, where a 300-page table
 would ride along with every search result.
+
+`location_label` says where a chunk sits for people (`p. 3 · § Results > Revenue`): the
+CLI's search results and `sift show` print it; the trace pages and /ui draw the same label
+with the trace viewer's script (`locationLabel` in traceview/static/trace.js).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "boundaries",
     "check_locations",
     "chunk_metadata",
+    "location_label",
 ]
 
 PAGE_STARTS = "page_starts"
@@ -107,3 +112,33 @@ def chunk_metadata(metadata: Mapping[str, Any], start: int, end: int) -> dict[st
         if 0 <= at < len(titles) and titles[at]:
             out["section"] = titles[at]
     return out
+
+
+def _page(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def location_label(metadata: Mapping[str, Any], *, title: str | None = None) -> str:
+    """Where a chunk sits, for people: its page (`p. 3`, or `pp. 3-4` when it spans two or
+    more) and its section (`§ Results > Revenue`), joined by ` · `; empty when its
+    metadata has neither (a JSONL passage, a plain-text file). A section that is only the
+    document's `title` (a Markdown file's one top heading) is left out: it says nothing
+    the title beside it does not."""
+    raw = metadata.get("pages")
+    candidates = [metadata.get("page"), *(raw if isinstance(raw, list | tuple) else [])]
+    pages = [p for p in map(_page, candidates) if p is not None]
+    parts = []
+    if pages:
+        first, last = min(pages), max(pages)
+        parts.append(f"p. {first}" if first == last else f"pp. {first}-{last}")
+    section = metadata.get("section")
+    section = section.strip() if isinstance(section, str) else ""
+    if section and section != (title or "").strip():
+        parts.append(f"§ {section}")
+    return " · ".join(parts)

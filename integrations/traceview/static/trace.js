@@ -74,6 +74,29 @@
     return String(chunkId).replace(/_\d+$/, "");
   }
 
+  function pageOf(value) {
+    if (typeof value === "number" && Number.isInteger(value)) return value;
+    if (typeof value === "string" && /^\s*\d+\s*$/.test(value)) return Number(value);
+    return null;
+  }
+
+  // Where a passage sits: "p. 3" (or "pp. 3-4") and "\u00a7 Results > Revenue", joined by
+  // " \u00b7 "; empty when its metadata has neither, and no section that is only the
+  // title. The same label as the CLI's (sift.integrations.stores.locations.location_label).
+  function locationLabel(metadata, title) {
+    var meta = metadata || {};
+    var pages = [meta.page].concat(Array.isArray(meta.pages) ? meta.pages : [])
+      .map(pageOf).filter(function (p) { return p !== null; });
+    var parts = [];
+    if (pages.length) {
+      var first = Math.min.apply(null, pages), last = Math.max.apply(null, pages);
+      parts.push(first === last ? "p. " + first : "pp. " + first + "-" + last);
+    }
+    var section = typeof meta.section === "string" ? meta.section.trim() : "";
+    if (section && section !== String(title || "").trim()) parts.push("\u00a7 " + section);
+    return parts.join(" \u00b7 ");
+  }
+
   function stopBadge(reason, small) {
     return el("span", {
       class: "stop " + (reason || ""),
@@ -343,11 +366,14 @@
     (result.evidence || []).forEach(function (item, i) {
       var rank = i + 1;
       var gold = ctx.gold && ctx.gold.has(item.doc_id);
+      var place = locationLabel(item.metadata, item.title);
       var node = el("div", { class: "evidence-item card", id: "e-" + rank,
         "data-chunk": item.chunk_id });
       node.appendChild(el("div", null, [
         el("span", { class: "rank" }, rank + "."),
         el("span", { class: "title" }, item.title || item.doc_id), "  ",
+        place ? el("span", { class: "place", "data-role": "place" }, place) : null,
+        place ? "  " : null,
         el("code", { class: "muted" }, item.chunk_id), "  ",
         el("span", { class: "muted" }, "score " + Number(item.score || 0).toFixed(4)),
         gold ? el("span", { class: "gold-badge" }, "  \u2605 gold") : null,
@@ -519,7 +545,8 @@
     if (target) target.scrollIntoView();
   }
 
-  window.SiftTrace = { render: render, tokenChart: tokenChart, el: el, num: num };
+  window.SiftTrace = { render: render, tokenChart: tokenChart, el: el, num: num,
+    locationLabel: locationLabel };
 
   var holder = document.getElementById("sift-trace-data");
   var container = document.getElementById("sift-trace");

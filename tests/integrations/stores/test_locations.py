@@ -7,7 +7,7 @@ import pytest
 
 from sift.graphs import single_shot
 from sift.integrations.stores.catalog import DocumentCatalog
-from sift.integrations.stores.locations import check_locations, chunk_metadata
+from sift.integrations.stores.locations import check_locations, chunk_metadata, location_label
 from sift.types import Document
 
 from .conftest import CorpusFactory
@@ -35,6 +35,25 @@ def test_chunk_metadata_maps_offsets_to_pages_and_sections() -> None:
     assert chunk_metadata(meta, 100, 101)["pages"] == [3, 3]
     assert chunk_metadata(meta, 130, 249)["section"] == "概要 > 売上"
     assert chunk_metadata({"page": 7}, 0, 5) == {"page": 7}  # no tables: left alone
+
+
+def test_location_label_says_where_a_chunk_sits_and_nothing_when_unknown() -> None:
+    assert location_label({"page": 3, "pages": [3, 3]}) == "p. 3"
+    assert location_label({"page": 3, "pages": [3, 4]}) == "pp. 3-4"
+    assert location_label({"page": "12"}) == "p. 12"  # as some stores give it back
+    assert location_label({"section": "Results > 売上高"}) == "§ Results > 売上高"
+    meta = chunk_metadata(
+        {"page_starts": [0, 50], "section_starts": [0], "section_titles": ["概要 > Revenue"]},
+        40,
+        60,
+    )
+    assert location_label(meta) == "pp. 1-2 · § 概要 > Revenue"
+    # A section that is only the title beside it (a Markdown file's one heading) is left out.
+    assert location_label({"page": 2, "section": "Results"}, title="Results") == "p. 2"
+    assert location_label({"section": "Results > 売上高"}, title="Results") == "§ Results > 売上高"
+    # A JSONL passage, or metadata that is not a location: nothing.
+    assert location_label({}) == ""
+    assert location_label({"lang": "ja", "page": True, "pages": ["iv"], "section": " "}) == ""
 
 
 @pytest.mark.parametrize(

@@ -128,6 +128,48 @@ def planner_rollouts(corpus: Any) -> list[SearchResult]:
     return [search(QUESTION_JA, corpus, policy=planner.fork(seed), top_k=5) for seed in range(3)]
 
 
+# Files whose passages know where they sit (issue 44): a PDF's page, a Markdown section
+# whose Japanese title sits under an English heading; and a JSONL line, which has neither.
+LOCATED_QUESTION = "How did revenue move?"
+
+
+def write_located_files(folder: Path) -> Path:
+    import json
+
+    from ..ingest.conftest import write_pdf
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_pdf(
+        folder / "report.pdf",
+        [["Cover of the annual report."], ["Revenue rose by twelve percent in the year."]],
+        title="Annual Report",
+    )
+    (folder / "guide.md").write_text(
+        "# Results\n\nAn overview of the year.\n\n## 売上高\n\n"
+        "Revenue grew in every region. 売上高は全地域で伸びた。\n",
+        encoding="utf-8",
+    )
+    memo = {"id": "memo", "title": "Memo", "text": "Revenue was discussed at length."}
+    (folder / "notes.jsonl").write_text(json.dumps(memo) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def located_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A collections root whose one collection, `reports`, holds the files above as
+    `sift index` reads them."""
+    from sift.integrations.ingest import read_inputs
+
+    folder = write_located_files(tmp_path_factory.mktemp("located-files"))
+    root = tmp_path_factory.mktemp("located")
+    corpus = open_store(root / "reports", embedder="hash")
+    try:
+        corpus.upsert(list(read_inputs([folder])))
+    finally:
+        corpus.close()
+    return root
+
+
 def japanese_font_problem() -> str | None:
     """Why Japanese text cannot draw here (the pages are checked to draw it), or None."""
     fc_list = shutil.which("fc-list")

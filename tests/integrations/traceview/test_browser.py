@@ -9,14 +9,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from sift.integrations.stores import open_store
 from sift.integrations.traceview import render_trace_html, write_trace_html
 from sift.integrations.traceview.browser import console
+
+from .conftest import LOCATED_QUESTION
 
 pytestmark = pytest.mark.slow
 
@@ -233,6 +237,43 @@ def test_failed_and_single_shot_episodes_draw_too(browser, tmp_path, corpus, que
     assert [a.get_attribute("data-call") for a in links] == ["c-0-0-0"] * 3
 
 
+# Where each located passage sits, as its evidence item shows it beside its title (issue 44):
+# a PDF's page, a Japanese section under an English heading, nothing for a JSONL line.
+PLACES = {"report.pdf_1": "p. 2", "guide.md_1": "§ Results > 売上高", "memo_0": None}
+
+
+def assert_places_drawn(browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    drawn = {}
+    for item in browser.find_elements(By.CSS_SELECTOR, ".evidence-item"):
+        head = item.find_element(By.CSS_SELECTOR, ".title").find_element(By.XPATH, "..")
+        place = head.find_elements(By.CSS_SELECTOR, "[data-role=place]")
+        drawn[item.get_attribute("data-chunk")] = (head.text, place[0].text if place else None)
+    assert PLACES.keys() <= drawn.keys(), drawn
+    for chunk_id, expected in PLACES.items():
+        head, place = drawn[chunk_id]
+        assert place == expected, (chunk_id, head)
+        if expected is None:
+            assert "§" not in head and "p. " not in head, head
+        else:  # beside the title, before the chunk id
+            assert head.index(expected) < head.index(chunk_id), head
+    assert console(browser) == []
+
+
+def test_evidence_shows_its_page_and_section_beside_its_title(browser, tmp_path, located_root):
+    from sift.graphs import single_shot
+
+    corpus = open_store(located_root / "reports", create=False)
+    try:
+        result = single_shot(LOCATED_QUESTION, corpus, top_k=10, mode="bm25")
+    finally:
+        corpus.close()
+    assert result.evidence
+    _evidence_items(browser, write_trace_html(tmp_path / "located.html", result))
+    assert_places_drawn(browser)
+
+
 # --------------------------------------------------------------------------- /ui
 
 
@@ -242,15 +283,12 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def served(store_root: Path, tmp_path: Path) -> Iterator[str]:
-    """`sift serve` as a real process on a loopback port; the key may use `wiki` only."""
+@contextmanager
+def _serving(store_root: Path, home: Path, keys: str) -> Iterator[str]:
+    """`sift serve` over `store_root` as a real process on a loopback port, with `keys`
+    (SIFT_SERVER_API_KEYS); yields its URL once /readyz says it is ready."""
     port = _free_port()
-    env = {
-        **os.environ,
-        "SIFT_HOME": str(tmp_path),
-        "SIFT_SERVER_API_KEYS": f"{KEY}=wiki",
-    }
+    env = {**os.environ, "SIFT_HOME": str(home), "SIFT_SERVER_API_KEYS": keys}
     command = [sys.executable, "-m", "sift", "serve", "--port", str(port)]
     command += ["--store", str(store_root), "--embedder", "hash", "--log-level", "warning"]
     process = subprocess.Popen(
@@ -281,6 +319,13 @@ def served(store_root: Path, tmp_path: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def served(store_root: Path, tmp_path: Path) -> Iterator[str]:
+    """`sift serve` on the Japanese and English store; the key may use `wiki` only."""
+    with _serving(store_root, tmp_path, f"{KEY}=wiki") as url:
+        yield url
 
 
 def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question_ja):
@@ -351,3 +396,27 @@ def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question
     )
     assert blocked == "blocked"
     assert any("Content Security Policy" in m for m in console(browser))
+
+
+def test_ui_shows_each_passages_page_and_section(browser, located_root, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    with _serving(located_root, tmp_path, f"{KEY}=reports") as url:
+        browser.get(f"{url}/ui")
+        _wait(browser, lambda d: d.find_element(By.ID, "status").text)
+        browser.find_element(By.ID, "api-key").send_keys(KEY)
+        browser.find_element(By.ID, "question").click()  # "change" fires on blur
+        _wait(browser, lambda d: d.find_element(By.ID, "collection").get_attribute("data-loaded"))
+        assert _texts(browser, "#collection option") == ["reports"]
+        browser.find_element(By.ID, "question").send_keys(LOCATED_QUESTION)
+        browser.find_element(By.ID, "run").click()
+        _wait(
+            browser,
+            lambda d: (
+                d.find_element(By.ID, "sift-trace").get_attribute("data-state") == "done"
+                or d.find_element(By.ID, "status").get_attribute("data-state") == "error"
+            ),
+        )
+        status = browser.find_element(By.ID, "status").text
+        assert status.startswith("Done: stopped because"), status
+        assert_places_drawn(browser)
