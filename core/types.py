@@ -188,6 +188,9 @@ class Decision(BaseModel):
     cut_off: bool = False
     # How many of `tool_calls` the model wrote in its text rather than as structured calls.
     calls_from_text: int = 0
+    # What the policy says of the result as a whole, passed on in `SearchResult.flags`
+    # (the planner's `not_found` when nothing surfaced matches the question's key terms).
+    flags: list[str] = Field(default_factory=list)
 
 
 class FoundBy(BaseModel):

@@ -54,11 +54,12 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             if exclude is None:
                 exclude = list(episode.searched)
             task["mode"] = config.search_mode
-            # The seed is the question as written, searched as single-shot searches it
-            # (the store's own weight): search_alpha suits the short sub-queries of a
-            # planner or a model, and the seed is to start the model from what a plain
-            # search finds.
-            task["alpha"] = None if episode.seeding else config.search_alpha
+            # The question as written (the seed, or a policy's own search of it) is
+            # searched as single-shot searches it (the store's own weight): search_alpha
+            # suits the short sub-queries of a planner or a model, and an episode starts
+            # from what a plain search finds, never from a weaker copy of it.
+            plain = episode.seeding or item.argument.strip() == episode.question.strip()
+            task["alpha"] = None if plain else config.search_alpha
             task["exclude"] = exclude
             task["filters"] = filters
             task["graph_weight"] = config.search_graph_weight
@@ -119,6 +120,7 @@ async def _decide(
     if decision.final_from_thinking and "final_from_thinking" not in episode.flags:
         episode.flags.append("final_from_thinking")
     said = [decision.content] if decision.content else []
+    episode.flags += [f for f in decision.flags if f not in episode.flags]
 
     if decision.error:
         episode.add_entry("assistant", said, counter, thinking=decision.thinking)
@@ -136,7 +138,10 @@ async def _decide(
         episode.final = decision.final
         episode.stop(
             "final",
-            note="concluded" if decision.final is not None else "concluded without a final list",
+            # The policy's own words on why it stopped ("the first search covers every key
+            # term of the question") are the trace's note of the last turn.
+            note=decision.content
+            or ("concluded" if decision.final is not None else "concluded without a final list"),
         )
         return []
 

@@ -96,7 +96,7 @@ def score_chunks(
     entities_n = [(e, norm_title(e)) for e in plan.entities]
     # A question without spaces: its own search's rank is the strongest single signal.
     cjk = has_cjk(plan.question)
-    question_rank = weights.question_rank if cjk else 0.0
+    question_rank = weights.question_rank if cjk else weights.question_rank_latin
     named = {} if cjk or not weights.question_titles else _question_titles(plan.question, seen)
     scores = {
         cid: _own_score(cid, sc, plan, idf, entities_n, question_rank, weights, named)

@@ -54,6 +54,7 @@ class Weights:
     anchor_coverage: float
     same_doc_step: float
     question_rank: float
+    question_rank_latin: float
     other_tool_rank_part: float
     entity_hits_cap: int
     multi_cap: int
@@ -91,7 +92,7 @@ class HeuristicPlannerConfig(BaseSettings):
     groups_per_anchor: int = Field(default=2, ge=0)
     max_calls_per_turn: int = Field(default=10, ge=1)
     max_reads_per_turn: int = Field(default=2, ge=0)
-    max_greps: int = Field(default=2, ge=0)
+    max_greps: int = Field(default=3, ge=0)
     # Prune once the context passes this share of the threshold, down to `prune_to`.
     prune_at: float = Field(default=0.85, gt=0.0, le=1.0)
     prune_to: float = Field(default=0.6, gt=0.0, le=1.0)
@@ -112,6 +113,33 @@ class HeuristicPlannerConfig(BaseSettings):
     hop_anchor_coverage: float = Field(default=0.25, ge=0.0, le=1.0)
     # Identifiers grepped verbatim (letters and digits mixed, "B-52"): at least this long.
     identifier_min_chars: int = Field(default=3, ge=1)
+
+    # --- depth follows the question (issue 44; docs/decisions/0018) ---
+    # The first round is the plain search of the question, with a grep of every name it
+    # types; the sub-queries of its entities wait for the second round unless this is set.
+    first_round_entities: bool = False
+    # The episode stops after the first round when one of the question search's best
+    # `early_stop_top` chunks covers at least `early_stop_coverage` of the question's
+    # content words (IDF-weighted; 1.0: every one) and every name the question types was
+    # found; comparisons and relation chains ("the director of ...") always go on.
+    early_stop: bool = True
+    early_stop_top: int = Field(default=3, ge=1)
+    early_stop_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
+    # The final list is the planner's ranking fused (weighted reciprocal rank, ranks
+    # counted from `question_fusion_k`) with the order of the question's own search, so
+    # that what one plain search ranks high is not dropped (0: the planner's alone).
+    question_search_weight: float = Field(default=0.0, ge=0.0)
+    question_fusion_k: int = Field(default=60, ge=1)
+    # The question search's first chunks that lead the final list as that search ranked
+    # them, whatever the planner's ranking.
+    question_pin: int = Field(default=1, ge=0)
+    # Chunks that write a name the question types (an option, variable, function, file)
+    # come first in the final list.
+    names_first: bool = True
+    # The result is flagged `not_found` when no surfaced chunk covers this share of the
+    # question's content words (IDF-weighted), or `not_found:<name>` when a name the
+    # question types occurs nowhere (its grep found nothing).
+    not_found_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # --- how questions and passages are read (TextLimits) ---
     # A quoted string of this many characters is a name to search and grep.
@@ -155,6 +183,8 @@ class HeuristicPlannerConfig(BaseSettings):
     # weights 0 / 0.5 / 1 / 1.5 / 3 gave hit@10 0.9875 / 0.9875 / 0.99 / 0.99 / 0.99 and
     # MRR@10 0.9450 / 0.9383 / 0.9429 / 0.9397 / 0.9318. English questions do not use it.
     cjk_question_rank_weight: float = 1.0
+    # The same for a question written with spaces between its words (English).
+    question_rank_weight: float = 0.0
     # A chunk first found by a tool other than search (grep, read) gets this rank part.
     other_tool_rank_part: float = 0.3
     # Entity hits count up to this many; sub-queries that found a chunk up to this many.
@@ -253,6 +283,7 @@ class HeuristicPlannerConfig(BaseSettings):
             anchor_coverage=self.link_anchor_coverage,
             same_doc_step=self.same_doc_step,
             question_rank=self.cjk_question_rank_weight,
+            question_rank_latin=self.question_rank_weight,
             other_tool_rank_part=self.other_tool_rank_part,
             entity_hits_cap=self.entity_hits_cap,
             multi_cap=self.multi_cap,

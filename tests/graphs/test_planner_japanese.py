@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sift.graphs.policies import HeuristicPlanner
+from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig
+from sift.graphs.policies.heuristic import _question_words
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
 # The sample of the JSQuAD dev set (tests/data/benchmarks): every 20th question is in it.
@@ -75,11 +76,18 @@ def _view(
     )
 
 
+# The decomposition tested here is what the planner searches once the plain search of the
+# question is not enough (round 2 by default); with first_round_entities it is round 1.
+_PLANNER = HeuristicPlanner(HeuristicPlannerConfig(first_round_entities=True))
+
+
 def _first_round(question: str) -> tuple[list[str], list[str]]:
     """(the sub-queries searched besides the question, the grep patterns)."""
-    calls = HeuristicPlanner().step(_view(question)).tool_calls
+    calls = _PLANNER.step(_view(question)).tool_calls
     searches = [str(c.arguments["query"]) for c in calls if c.name == "search_corpus"]
     assert searches[0] == question
+    # The question again at the sub-queries' dense weight is not a decomposition.
+    searches = [s for s in searches if s != _question_words(question)]
     greps = [str(c.arguments["pattern"]) for c in calls if c.name == "grep_corpus"]
     return searches[1:], greps
 
@@ -162,31 +170,38 @@ def test_the_final_ranking_weighs_japanese_content_words() -> None:
         ]
     )
     calls = [[ToolCall(name="search_corpus", arguments={"query": question})]]
-    decision = HeuristicPlanner().step(_view(question, seen, calls, turn=2, max_turns=2))
+    ranking_only = HeuristicPlanner(
+        HeuristicPlannerConfig(first_round_entities=True, question_pin=0)
+    )
+    decision = ranking_only.step(_view(question, seen, calls, turn=2, max_turns=2))
     assert decision.final is not None
     assert decision.final[0].id == "tsuyu_0"
+    # By default the plain search's first passage keeps its place; the answer comes next.
+    decision = _PLANNER.step(_view(question, seen, calls, turn=2, max_turns=2))
+    assert decision.final is not None
+    assert [d.id for d in decision.final[:2]] == ["taifu_0", "tsuyu_0"]
 
 
 def test_second_round_hops_to_the_bridge_name_found_in_japanese_text() -> None:
     question = "『雨の日』の著者の父は誰か"
     queries, greps = _first_round(question)
     assert queries[:2] == ["雨の日", "著者"] and greps == ["(?i)雨の日"]
-    first = HeuristicPlanner().step(_view(question)).tool_calls
+    first = _PLANNER.step(_view(question)).tool_calls
     seen = dict(
         [
             _seen("ame", "雨の日", "『雨の日』は山田太郎が書いた長編小説である。", "雨の日", 0),
             _seen("kumo", "曇りの日", "『曇りの日』は随筆集である。", question, 1),
         ]
     )
-    decision = HeuristicPlanner().step(_view(question, seen, [first], turn=2))
+    decision = _PLANNER.step(_view(question, seen, [first], turn=2))
     queries = [c.arguments.get("query") for c in decision.tool_calls]
     assert "山田太郎" in queries
 
 
 def test_an_english_page_quoting_a_chinese_name_keeps_the_english_rules() -> None:
     question = "Who directed The Quiet Harbor?"
-    first = HeuristicPlanner().step(_view(question)).tool_calls
+    first = _PLANNER.step(_view(question)).tool_calls
     text = "The Quiet Harbor (靜かな港) is a 1950 drama film directed by Elena Marsh."
     seen = dict([_seen("harbor", "The Quiet Harbor", text, question, 0)])
-    decision = HeuristicPlanner().step(_view(question, seen, [first], turn=2))
+    decision = _PLANNER.step(_view(question, seen, [first], turn=2))
     assert "Elena Marsh" in [c.arguments.get("query") for c in decision.tool_calls]

@@ -235,18 +235,24 @@ def _after_first_round() -> tuple[dict[str, SeenChunk], list[ToolCall]]:
     return seen, first
 
 
-def test_first_round_searches_question_and_entities_and_greps_quotes() -> None:
+def test_first_round_searches_the_question_and_greps_quotes_then_its_entities() -> None:
     decision = HeuristicPlanner().step(_view({}, turn=1, calls=[]))
+    calls = [(c.name, next(iter(c.arguments.values()))) for c in decision.tool_calls]
+    # The plain search of the question first, alone with the greps: depth only if needed.
+    assert calls == [("search_corpus", QUESTION), ("grep_corpus", "(?i)The Quiet Harbor")]
+    assert decision.final is None
+    eager = HeuristicPlanner(HeuristicPlannerConfig(first_round_entities=True))
+    decision = eager.step(_view({}, turn=1, calls=[]))
     calls = [(c.name, next(iter(c.arguments.values()))) for c in decision.tool_calls]
     assert calls[0] == ("search_corpus", QUESTION)
     assert ("search_corpus", "The Quiet Harbor") in calls
     assert ("grep_corpus", "(?i)The Quiet Harbor") in calls
-    assert decision.final is None
 
 
 def test_second_round_hops_to_the_bridge_entity() -> None:
     seen, first = _after_first_round()
-    decision = HeuristicPlanner().step(_view(seen, turn=2, calls=[first]))
+    eager = HeuristicPlanner(HeuristicPlannerConfig(first_round_entities=True))
+    decision = eager.step(_view(seen, turn=2, calls=[first]))
     queries = [c.arguments.get("query") for c in decision.tool_calls]
     assert "Elena Marsh" in queries
     # Never a call that was already made.

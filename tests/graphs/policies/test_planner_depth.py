@@ -1,0 +1,244 @@
+"""Depth follows the question (issue 44): the planner stops after its first search when
+that search covers the question, puts the passage that writes a name the question types
+first, keeps what the plain search ranked first, and says when nothing matches. Whole
+episodes over a real SqliteCorpus, English beside Japanese."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from sift.graphs import asearch, single_shot
+from sift.graphs.policies._plan_names import named_identifiers
+from sift.graphs.policies.heuristic import HeuristicPlanner, HeuristicPlannerConfig
+from sift.types import Document, SearchResult
+
+# A manual-shaped corpus: one entry defines an option; the pages around it repeat the
+# question's words (stack traces, callers, default) without the option's name.
+ENGLISH = [
+    Document(
+        id="tracer/options",
+        title="Tracer options",
+        text=(
+            "--max-callers=<number> [default: 12]\n"
+            "Specifies the maximum number of entries shown in the traces that identify "
+            "program locations. The maximum value for this is 500."
+        ),
+    ),
+    *[
+        Document(
+            id=f"tracer/stack-{i}",
+            title=f"Stack traces, part {i}",
+            text=(
+                f"Stack traces list the callers of a function. The default stack trace "
+                f"shows callers and the callers of callers; deeper stack traces of callers "
+                f"cost time (part {i}). Callers, stack traces and defaults are explained here."
+            ),
+        )
+        for i in range(6)
+    ],
+    Document(
+        id="backup/logs",
+        title="Backup daemon logs",
+        text=(
+            "The backup daemon rotates its log files every week. To rotate the log files "
+            "of the backup daemon at once, send it SIGHUP."
+        ),
+    ),
+    *[
+        Document(
+            id=f"misc/{i}",
+            title=f"Miscellany {i}",
+            text=f"Configuration file number {i} sets the colour of the terminal and the font.",
+        )
+        for i in range(6)
+    ],
+]
+
+JAPANESE = [
+    Document(
+        id="tracer-ja/options",
+        title="トレーサのオプション",
+        text=(
+            "--max-callers=<数値> [既定値: 12]\n"
+            "プログラムの位置を示すトレースに表示する項目の最大数を指定します。最大値は500です。"
+        ),
+    ),
+    *[
+        Document(
+            id=f"tracer-ja/stack-{i}",
+            title=f"スタックトレース その{i}",
+            text=(
+                f"スタックトレースは関数の呼び出し元を表示します。既定のスタックトレースは"
+                f"呼び出し元と、その呼び出し元を表示します。深いスタックトレースの既定値は"
+                f"時間がかかります（その{i}）。"
+            ),
+        )
+        for i in range(6)
+    ],
+    Document(
+        id="backup-ja/logs",
+        title="バックアップデーモンのログ",
+        text=(
+            "バックアップデーモンはログファイルを毎週ローテートします。"
+            "すぐにローテートするにはSIGHUPを送ります。"
+        ),
+    ),
+    *[
+        Document(
+            id=f"misc-ja/{i}",
+            title=f"その他 {i}",
+            text=f"設定ファイル{i}は端末の色とフォントを決めます。",
+        )
+        for i in range(6)
+    ],
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    from sift.integrations.stores.sqlite import SqliteCorpus
+
+    corpus = SqliteCorpus(
+        Path(tmp_path_factory.mktemp("depth")) / "s", embedder="hash", chunk_tokens=120
+    )
+    corpus.upsert([*ENGLISH, *JAPANESE])
+    yield corpus
+    corpus.close()
+
+
+def _run(store, question: str, **settings: object) -> SearchResult:
+    planner = HeuristicPlanner(HeuristicPlannerConfig(**settings))  # type: ignore[arg-type]
+    return asyncio.run(asearch(question, store, policy=planner))
+
+
+def _tools(result: SearchResult) -> list[str]:
+    return [call.tool for turn in result.trace for call in turn.calls]
+
+
+# --------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What is the default of --num-callers?", ("--num-callers",)),
+        ("Where is FONTCONFIG_FILE read?", ("FONTCONFIG_FILE",)),
+        ("What does asn1_der_decoding() return?", ("asn1_der_decoding",)),
+        ("What does /etc/fonts/local.conf hold, and ${HOME}?", ("/etc/fonts/local.conf", "HOME")),
+        ("オプション--num-callersの既定値は？", ("--num-callers",)),
+        ("ＦＯＯ＿ＢＡＲとは何ですか", ("FOO_BAR",)),
+        ("\\ltjsetparameter の使い方", ("\\ltjsetparameter",)),
+        # People, places and numbers written as words are not names.
+        ("Who was born first, Arthur Conan Doyle or Penelope Lively?", ()),
+        ("Who is Sir Mordaunt Martin, 4Th Baronet's grandfather in the 1990s?", ()),
+        ("日本で梅雨がないのは北海道とどこか。", ()),
+    ],
+)
+def test_the_names_a_question_types(question: str, names: tuple[str, ...]) -> None:
+    assert named_identifiers(question) == names
+
+
+# --------------------------------------------------------------------------- identifier rule
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_id"),
+    [
+        ("What is the default of --max-callers in stack traces of callers?", "tracer/options"),
+        ("スタックトレースの呼び出し元の --max-callers の既定値は？", "tracer-ja/options"),
+    ],
+)
+def test_the_passage_writing_the_typed_name_comes_first(store, question: str, doc_id: str) -> None:
+    plain = single_shot(question, store, top_k=10)
+    # The plain search ranks the pages that repeat the question's words above the entry.
+    assert plain.evidence[0].doc_id != doc_id
+    result = _run(store, question)
+    assert result.evidence[0].doc_id == doc_id
+    assert "--max-callers" in result.evidence[0].justification
+    # The rule is what puts it there: without it the entry is not in the first three.
+    without = _run(store, question, names_first=False)
+    assert doc_id not in [e.doc_id for e in without.evidence[:3]]
+
+
+# --------------------------------------------------------------------------- early stop
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_id"),
+    [
+        ("How do I rotate the log files of the backup daemon?", "backup/logs"),
+        ("バックアップデーモンのログファイルをローテートする", "backup-ja/logs"),
+    ],
+)
+def test_an_episode_stops_when_the_first_search_covers_the_question(
+    store, question: str, doc_id: str
+) -> None:
+    result = _run(store, question)
+    assert result.stopped_because == "final"
+    assert _tools(result) == ["search_corpus"]
+    assert "first search covers the question" in (result.trace[-1].note or "")
+    assert result.evidence[0].doc_id == doc_id
+    # The evidence is the plain search's, in its order.
+    plain = single_shot(question, store, top_k=30)
+    assert [e.chunk_id for e in result.evidence[:5]] == [e.chunk_id for e in plain.evidence[:5]]
+    deep = _run(store, question, early_stop=False)
+    assert len(_tools(deep)) > 1
+
+
+def test_a_comparison_goes_on_past_the_first_search(store) -> None:
+    question = "Which came first, the backup daemon log files or the tracer options?"
+    result = _run(store, question)
+    assert len(result.trace) > 1 or len(_tools(result)) > 1
+    assert "first search covers" not in " ".join(t.note or "" for t in result.trace)
+
+
+# --------------------------------------------------------------------------- keep plain search
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which part of the stack traces explains callers and defaults?",
+        "スタックトレースの呼び出し元と既定値を説明しているのはどれ？",
+    ],
+)
+def test_the_plain_search_s_first_passage_leads_the_evidence(store, question: str) -> None:
+    plain = single_shot(question, store, top_k=30)
+    result = _run(store, question, early_stop=False)
+    assert result.evidence[0].chunk_id == plain.evidence[0].chunk_id
+    assert "plain search of the question ranked it 1" in result.evidence[0].justification
+
+
+# --------------------------------------------------------------------------- not found
+
+
+@pytest.mark.parametrize(
+    ("question", "flag"),
+    [
+        ("What does --frobnicate-depth control in stack traces?", "not_found:--frobnicate-depth"),
+        ("スタックトレースで --frobnicate-depth は何を制御？", "not_found:--frobnicate-depth"),
+        ("How do I bake a sourdough loaf with rye flour?", "not_found"),
+        ("ライ麦粉でサワードウを焼くには？", "not_found"),
+    ],
+)
+def test_a_question_the_corpus_does_not_answer_is_flagged(store, question: str, flag: str) -> None:
+    result = _run(store, question)
+    assert flag in result.flags
+    assert result.evidence  # the nearest text is still there, flagged
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I rotate the log files of the backup daemon?",
+        "What is the default of --max-callers?",
+        "バックアップデーモンのログファイルをローテートする",
+        "--max-callers の既定値は？",
+    ],
+)
+def test_an_answered_question_is_not_flagged(store, question: str) -> None:
+    result = _run(store, question)
+    assert not [f for f in result.flags if f.startswith("not_found")]
