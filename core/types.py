@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "NOT_FOUND",
     "Chunk",
     "CorpusStats",
     "Decision",
@@ -38,6 +39,9 @@ __all__ = [
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
 StopReason = Literal["final", "max_turns", "budget", "error", "deadline"]
+# The flag of a result whose evidence does not match the question's key terms; a name
+# the question types that occurs nowhere is flagged `not_found:<name>`.
+NOT_FOUND = "not_found"
 
 MetadataValue = str | int | float | bool | None | list[str | int | float | bool]
 
@@ -301,3 +305,14 @@ class SearchResult(BaseModel):
     stopped_because: StopReason = "final"
     error: str | None = None
     flags: list[str] = Field(default_factory=list)
+
+    @property
+    def not_found(self) -> list[str] | None:
+        """None when the evidence matches the question; else what was not found: the
+        names the question types that occur nowhere (`not_found:<name>` flags), or an
+        empty list when nothing surfaced holds enough of the question's words (the
+        evidence is then only the nearest text)."""
+        missing = [f.split(":", 1)[1] for f in self.flags if f.startswith("not_found:")]
+        if missing or NOT_FOUND in self.flags:
+            return missing
+        return None

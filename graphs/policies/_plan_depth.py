@@ -20,13 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sift.entity_graph import rrf_scores
-from sift.graphs.policies._plan_rank import ChunkScore
+from sift.graphs.policies._plan_rank import ChunkScore, _question_idf
 from sift.graphs.policies._plan_text import QuestionPlan
-from sift.types import PolicyView, SeenChunk
+from sift.graphs.policies._planner_config import TextLimits
+from sift.types import NOT_FOUND, PolicyView, SeenChunk
 
 __all__ = [
     "Coverage",
     "coverage",
+    "found_share",
     "keep_question_order",
     "names_first",
     "not_found_flags",
@@ -124,15 +126,34 @@ def names_first(order: list[str], view: PolicyView, names: tuple[str, ...]) -> l
     return holding + [c for c in order if c not in held]
 
 
+def found_share(plan: QuestionPlan, view: PolicyView, limits: TextLimits) -> float:
+    """The share of the question's content words (IDF-weighted over what was surfaced)
+    that some surfaced chunk holds. A word the corpus holds is one its searches bring
+    back (a rare word weighs most in BM25), so a low share means the corpus lacks what
+    the question is about."""
+    idf = _question_idf(plan, view.seen, limits)
+    if not idf.terms:
+        return 1.0
+    held: set[str] = set()
+    for cid, bag in idf.bags.items():
+        if not view.seen[cid].pruned:
+            held |= bag
+    return sum(idf.idf[t] for t in idf.terms if t in held) / idf.total
+
+
 def not_found_flags(
-    ranked: list[ChunkScore], names: tuple[str, ...], view: PolicyView, *, share: float
+    plan: QuestionPlan,
+    names: tuple[str, ...],
+    view: PolicyView,
+    limits: TextLimits,
+    *,
+    share: float,
 ) -> list[str]:
     """`not_found:<name>` for each name the question types that no surfaced chunk writes
-    (the episode grepped it over the whole corpus); `not_found` when no surfaced chunk
-    covers `share` of the question's content words."""
+    (the episode grepped it over the whole corpus); `not_found` when what was surfaced
+    holds less than `share` of the question's content words."""
     live = [sc for sc in view.seen.values() if not sc.pruned]
-    flags = [f"not_found:{n}" for n in names if not any(writes_name(sc, n) for sc in live)]
-    best = max((s.coverage for s in ranked), default=0.0)
-    if not flags and best < share:
-        flags.append("not_found")
+    flags = [f"{NOT_FOUND}:{n}" for n in names if not any(writes_name(sc, n) for sc in live)]
+    if not flags and found_share(plan, view, limits) < share:
+        flags.append(NOT_FOUND)
     return flags

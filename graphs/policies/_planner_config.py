@@ -136,10 +136,10 @@ class HeuristicPlannerConfig(BaseSettings):
     # Chunks that write a name the question types (an option, variable, function, file)
     # come first in the final list.
     names_first: bool = True
-    # The result is flagged `not_found` when no surfaced chunk covers this share of the
-    # question's content words (IDF-weighted), or `not_found:<name>` when a name the
-    # question types occurs nowhere (its grep found nothing).
-    not_found_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    # The result is flagged `not_found` when the surfaced chunks together hold less than
+    # this share of the question's content words (IDF-weighted), or `not_found:<name>`
+    # when a name the question types occurs nowhere (its grep found nothing).
+    not_found_coverage: float = Field(default=0.6, ge=0.0, le=1.0)
 
     # --- how questions and passages are read (TextLimits) ---
     # A quoted string of this many characters is a name to search and grep.

@@ -381,8 +381,13 @@ class HeuristicPlanner:
                     via_entity=via.get(s.chunk_id),
                 )
             )
+        plan = _plan(view.question, self.weights.text_limits)
         flags = not_found_flags(
-            ranked, self._names(view.question), view, share=self.config.not_found_coverage
+            plan,
+            self._names(view.question),
+            view,
+            self.weights.text_limits,
+            share=self.config.not_found_coverage,
         )
         return Decision(final=final, content=f"Concluding: {why}.", flags=flags)
 
