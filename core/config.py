@@ -125,6 +125,36 @@ class HarnessConfig(BaseSettings):
         "small models whose own first queries miss what a plain search finds "
         "(benchmarks/results/real_model.md); it uses one of max_turns.",
     )
+    keep_plain_search: bool = Field(
+        True,
+        description="The evidence keeps what one plain search of the question (the "
+        "store's own hybrid weight, as single_shot runs it) ranks high: plain_first, "
+        "plain_keep and plain_fill (issue 44; docs/decisions/0018). Off: the policy's "
+        "list alone.",
+    )
+    plain_first: int = Field(
+        1,
+        ge=0,
+        description="The first chunks of one plain search of the question (the store's "
+        "own hybrid weight, as single_shot runs it) lead the evidence unless the policy "
+        "pruned them: an episode is never below one search at rank 1 (issue 44; 0: "
+        "off). The harness runs that search when the episode's own search of the "
+        "question was not the plain one.",
+    )
+    plain_keep: int = Field(
+        3,
+        ge=0,
+        description="The first chunks of that plain search stay within the first "
+        "plain_keep_within evidence items (taking the last places there when the policy "
+        "ranked them lower or not at all), unless the policy pruned them (0: off).",
+    )
+    plain_keep_within: int = Field(10, ge=1, description="See plain_keep.")
+    plain_fill: bool = Field(
+        True,
+        description="Evidence shorter than top_k ends with that plain search's next "
+        "chunks (flag plain_search_filled:N): an episode that stopped early gives as "
+        "much as one search would.",
+    )
     fill_final_list: bool = Field(
         False,
         description="When a policy's final list names fewer than top_k chunks, the places "

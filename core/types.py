@@ -168,6 +168,10 @@ class FinalDocument(BaseModel):
     # The entity through which a graph walk reached this chunk (the planner's entity
     # graph weighed it in the list's order); the evidence's `found_by` then names it.
     via_entity: str | None = None
+    # Why this chunk goes above the first of one plain search of the question, which the
+    # harness otherwise keeps first (HarnessConfig.plain_first): e.g. it writes a name
+    # the question types. The reason is part of the evidence's justification.
+    lead_reason: str | None = None
 
 
 class Decision(BaseModel):
@@ -192,6 +196,10 @@ class Decision(BaseModel):
     cut_off: bool = False
     # How many of `tool_calls` the model wrote in its text rather than as structured calls.
     calls_from_text: int = 0
+    # The policy judged one plain search of the question right for it (a question of one
+    # place): the harness lists that search's chunks first, after the policy's leads
+    # (`FinalDocument.lead_reason`), and the policy's other picks after them.
+    keep_plain_order: bool = False
     # What the policy says of the result as a whole, passed on in `SearchResult.flags`
     # (the planner's `not_found` when nothing surfaced matches the question's key terms).
     flags: list[str] = Field(default_factory=list)
@@ -235,6 +243,9 @@ class PolicyView(BaseModel):
     # declarations tell the model.
     search_max_chunks: int = 10
     grep_max_hits: int = 5
+    # The chunk ids of the episode's first search of the question as written, in that
+    # search's order (some may have been shown by another call of the same turn).
+    question_hits: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- results

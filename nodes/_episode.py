@@ -121,6 +121,13 @@ class Episode(BaseModel):
     searched: set[str] = Field(default_factory=set)
     # The query that first surfaced each document (read_document ranks by it).
     first_query: dict[str, str] = Field(default_factory=dict)
+    # The first search of the question as written, in its own order (before the turn's
+    # other calls took some of its chunks): what one plain search finds.
+    question_hits: list[str] = Field(default_factory=list)
+    # The turn whose search of the question ran as the plain (single-shot) search.
+    plain_search_turn: int | None = None
+    # The policy's final decision kept the plain search's order (Decision.keep_plain_order).
+    keep_plain_order: bool = False
     estimated_tokens: int = 0
     # Exact count minus estimate, from the last model-reported prompt size.
     correction: int = 0
@@ -360,4 +367,5 @@ class Episode(BaseModel):
             top_k=self.top_k,
             search_max_chunks=config.search_max_chunks,
             grep_max_hits=config.grep_max_hits,
+            question_hits=list(self.question_hits),
         )

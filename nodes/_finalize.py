@@ -12,7 +12,9 @@ from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
 from sift.progress import Finished
+from sift.tokens import estimate_tokens
 from sift.types import (
+    Chunk,
     Evidence,
     FinalDocument,
     FoundBy,
@@ -23,9 +25,9 @@ from sift.types import (
 )
 
 if TYPE_CHECKING:
-    from sift.protocols import Reranker
+    from sift.protocols import Corpus, Reranker
 
-__all__ = ["fallback_ranking", "finalize", "search_result"]
+__all__ = ["fallback_ranking", "finalize", "plain_leaders", "search_result"]
 
 # The `found_by` tool name of a chunk an entity-graph walk placed in the final list.
 GRAPH_TOOL = "entity_graph"
@@ -106,12 +108,168 @@ def _score(given: float | None, before: list[Evidence], *, filler: bool) -> floa
     return min(score, before[-1].score) if filler and before else score
 
 
-def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
-    """The SearchResult of an episode that has stopped."""
+def plain_leaders(episode: Episode, corpus: Corpus) -> tuple[list[Chunk], str | None]:
+    """The first chunks of one plain search of the question (as many as `plain_first`
+    and `plain_keep` ask for): the episode's own when it ran one (alone in its turn, at
+    the store's weight), else a search run now for it; and a flag when that search
+    failed (the evidence then stays the policy's)."""
+    config = episode.config
+    n = episode.top_k if config.plain_fill else max(config.plain_first, config.plain_keep)
+    if n <= 0 or not config.keep_plain_search or episode.stopped == "error":
+        # An episode that failed says so with what it had; it is not passed off as a
+        # search that worked.
+        return [], None
+    own = episode.plain_search_turn is not None and episode.question_hits
+    if own and not config.plain_fill:
+        ids = episode.question_hits[:n]
+        return [episode.seen[c].chunk for c in ids if c in episode.seen], None
+    try:
+        hits = corpus.search(
+            episode.question,
+            k=episode.top_k,
+            mode=episode.config.search_mode,
+            filters=episode.filters,
+        )
+    except Exception as exc:  # the policy's evidence stands; the flag says what failed
+        return [], f"plain_search_failed:{type(exc).__name__}"
+    return [h.chunk for h in hits[:n]], None
+
+
+def _lead_with(
+    episode: Episode, evidence: list[Evidence], leaders: list[Chunk], leads: set[str]
+) -> tuple[list[Evidence], int]:
+    """The chunks the policy gave a reason to lead (`leads`), then the plain search's
+    first chunks (those the policy pruned stay out: it said why), then the rest in the
+    policy's order; and how many of the plain search's the policy had not listed."""
+    pruned = pruned_by_policy(episode.trace)
+    by_id = {e.chunk_id: e for e in evidence}
+    front: list[Evidence] = [e for e in evidence if e.chunk_id in leads]
+    leading = len(front)
+    added = 0
+    for chunk in leaders[: episode.config.plain_first]:
+        if chunk.chunk_id in pruned or any(e.chunk_id == chunk.chunk_id for e in front):
+            continue
+        item = by_id.get(chunk.chunk_id)
+        if item is None:
+            added += 1
+            item = _plain_evidence(episode, chunk)
+        rank = len(front) - leading + 1
+        position = next((i for i, e in enumerate(evidence) if e.chunk_id == chunk.chunk_id), None)
+        if position != len(front):
+            # Moved up or added: the justification says who put it there.
+            note = (
+                f"One plain search of the question ranks it {rank}; the harness keeps it "
+                f"there (HarnessConfig.plain_first)."
+            )
+            text = f"{note} {item.justification}".strip()
+            item = item.model_copy(update={"justification": text})
+        front.append(item)
+    out = evidence
+    if len(front) > leading:
+        kept = {e.chunk_id for e in front}
+        rest = [e for e in evidence if e.chunk_id not in kept]
+        top = max([e.score for e in evidence] or [1.0])
+        out = [e.model_copy(update={"score": max(e.score, top)}) for e in front] + rest
+    keep, within = episode.config.plain_keep, episode.config.plain_keep_within
+    if episode.keep_plain_order:
+        keep = within = episode.top_k
+    out, kept_in = _keep_within(episode, out, leaders, pruned, by_id, keep, within)
+    return out[: episode.top_k], added + kept_in
+
+
+def _fill_from_plain(
+    episode: Episode, evidence: list[Evidence], leaders: list[Chunk]
+) -> tuple[list[Evidence], int]:
+    """A list shorter than top_k ends with the plain search's next chunks (those the
+    policy pruned left out): an episode that stopped early, or whose context was short,
+    gives as much as one search would, never less."""
+    room = episode.top_k - len(evidence)
+    if room <= 0:
+        return evidence, 0
+    pruned = pruned_by_policy(episode.trace)
+    listed = {e.chunk_id for e in evidence}
+    extra: list[Evidence] = []
+    floor = min([e.score for e in evidence] or [0.0])
+    for rank, chunk in enumerate(leaders, start=1):
+        if len(extra) >= room:
+            break
+        if chunk.chunk_id in listed or chunk.chunk_id in pruned:
+            continue
+        item = _plain_evidence(episode, chunk)
+        why = f"One plain search of the question ranks it {rank}; it fills the list."
+        extra.append(item.model_copy(update={"justification": why, "score": floor}))
+    return evidence + extra, len(extra)
+
+
+def _keep_within(
+    episode: Episode,
+    evidence: list[Evidence],
+    leaders: list[Chunk],
+    pruned: set[str],
+    by_id: dict[str, Evidence],
+    keep: int,
+    within: int,
+) -> tuple[list[Evidence], int]:
+    """The plain search's first `keep` chunks (`plain_keep`) stay within the first
+    `within` items (`plain_keep_within`): one the policy ranked lower (or not at all)
+    takes the last places there, so the agent's top is never missing what one search
+    ranked high (the policy's own picks keep the places above)."""
+    placed = {e.chunk_id for e in evidence[:within]}
+    missing: list[Evidence] = []
+    added = 0
+    for rank, chunk in enumerate(leaders[:keep], start=1):
+        if chunk.chunk_id in placed or chunk.chunk_id in pruned:
+            continue
+        item = by_id.get(chunk.chunk_id)
+        if item is None:
+            added += 1
+            item = _plain_evidence(episode, chunk)
+        note = (
+            f"One plain search of the question ranks it {rank}; the harness keeps it in "
+            f"the first {within} (HarnessConfig.plain_keep)."
+        )
+        missing.append(
+            item.model_copy(update={"justification": f"{note} {item.justification}".strip()})
+        )
+    if not missing:
+        return evidence, 0
+    moved = {e.chunk_id for e in missing}
+    rest = [e for e in evidence if e.chunk_id not in moved]
+    cut = max(0, min(within, len(rest) + len(missing)) - len(missing))
+    out = rest[:cut] + missing + rest[cut:]
+    # Scores fall with the rank, whoever placed the item.
+    for i in range(1, len(out)):
+        if out[i].score > out[i - 1].score:
+            out[i] = out[i].model_copy(update={"score": out[i - 1].score})
+    return out, added
+
+
+def _plain_evidence(episode: Episode, chunk: Chunk) -> Evidence:
+    """A plain-search chunk the policy never surfaced, as evidence."""
+    return Evidence(
+        doc_id=chunk.doc_id,
+        chunk_id=chunk.chunk_id,
+        title=chunk.title,
+        text=chunk.text,
+        score=0.0,
+        justification="",
+        found_by=[FoundBy(tool="search_corpus", argument=episode.question, turn=0)],
+        metadata=dict(chunk.metadata),
+    )
+
+
+def search_result(
+    episode: Episode, reranker: Reranker, leaders: list[Chunk] | None = None
+) -> SearchResult:
+    """The SearchResult of an episode that has stopped; `leaders` (the first chunks of
+    one plain search of the question, `plain_leaders`) lead its evidence."""
     ranked: list[tuple[str, str, float | None, str | None]] = []
+    leads: set[str] = set()
     if episode.final is not None and episode.stopped == "final":
         for chunk_id, item in _expand_final(episode, episode.final):
             ranked.append((chunk_id, item.justification, item.score, item.via_entity))
+            if item.lead_reason:
+                leads.add(chunk_id)
     filling: set[str] = set()
     named = {c for c, *_ in ranked}
     if not ranked:
@@ -154,6 +312,14 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
         if len(evidence) >= episode.top_k:
             break
     flags = list(episode.flags)
+    if leaders:
+        evidence, added = _lead_with(episode, evidence, leaders, leads)
+        if added:
+            flags.append(f"plain_search_kept:{added}")
+        if episode.config.plain_fill:
+            evidence, filled_in = _fill_from_plain(episode, evidence, leaders)
+            if filled_in:
+                flags.append(f"plain_search_filled:{filled_in}")
     filled = sum(e.chunk_id in filling for e in evidence)
     if filled:
         flags.append(f"final_list_filled:{filled}")
@@ -165,7 +331,12 @@ def search_result(episode: Episode, reranker: Reranker) -> SearchResult:
             round(episode.tool_calls / episode.tool_turns, 3) if episode.tool_turns else 0.0
         ),
         peak_context_tokens=episode.peak_tokens,
-        final_evidence_tokens=sum(episode.seen[e.chunk_id].tokens for e in evidence),
+        final_evidence_tokens=sum(
+            episode.seen[e.chunk_id].tokens
+            if e.chunk_id in episode.seen
+            else estimate_tokens(e.text)
+            for e in evidence
+        ),
         prompt_tokens=episode.prompt_tokens,
         completion_tokens=episode.completion_tokens,
     )
@@ -185,7 +356,11 @@ def finalize(
     state: EpisodeState, runtime: Runtime[HarnessConfig], *, services: Services
 ) -> EpisodeOutput:
     """Writes the episode's result into the graph's output keys."""
-    result = search_result(state["episode"], services.reranker)
+    episode = state["episode"]
+    leaders, failure = plain_leaders(episode, services.corpus)
+    if failure is not None:
+        episode.flags.append(failure)
+    result = search_result(episode, services.reranker, leaders)
     event = Finished(
         event="sift.finished",
         stopped_because=result.stopped_because,

@@ -119,6 +119,8 @@ def observe(
         note: str | None = outcome.get("note")
         chunks = outcome.get("chunks", [])
         if call.name == "search_corpus":
+            if not episode.question_hits and item.argument.strip() == episode.question.strip():
+                episode.question_hits = [c.chunk_id for c in chunks[: limits.search_max_chunks]]
             skip = taken | episode.searched
             pairs = _blocks_within(
                 episode,

@@ -39,6 +39,9 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
     filters = None if episode.filters is None else episode.filters.model_dump(mode="json")
     exclude: list[str] | None = None
     sends: list[Send] = []
+    searches = sum(
+        1 for item in planned if item.error is None and item.call.name == "search_corpus"
+    )
     for item in planned:
         if item.error is not None:
             continue
@@ -54,12 +57,17 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             if exclude is None:
                 exclude = list(episode.searched)
             task["mode"] = config.search_mode
-            # The question as written (the seed, or a policy's own search of it) is
-            # searched as single-shot searches it (the store's own weight): search_alpha
-            # suits the short sub-queries of a planner or a model, and an episode starts
-            # from what a plain search finds, never from a weaker copy of it.
-            plain = episode.seeding or item.argument.strip() == episode.question.strip()
+            # The question as written, searched alone in its turn (the seed, or a
+            # policy's own plain search) runs as single-shot runs it, at the store's own
+            # weight: an episode starts from what one plain search finds. Beside
+            # sub-queries it is one of them, at their weight (search_alpha suits short
+            # queries; the planner's hops were tuned from that search).
+            plain = episode.seeding or (
+                searches == 1 and item.argument.strip() == episode.question.strip()
+            )
             task["alpha"] = None if plain else config.search_alpha
+            if plain and not episode.question_hits:
+                episode.plain_search_turn = episode.turn
             task["exclude"] = exclude
             task["filters"] = filters
             task["graph_weight"] = config.search_graph_weight
@@ -136,6 +144,7 @@ async def _decide(
     if decision.final is not None or not decision.tool_calls:
         episode.add_entry("assistant", said, counter, thinking=decision.thinking)
         episode.final = decision.final
+        episode.keep_plain_order = decision.keep_plain_order
         episode.stop(
             "final",
             # The policy's own words on why it stopped ("the first search covers every key

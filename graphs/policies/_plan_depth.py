@@ -45,6 +45,8 @@ def writes_name(chunk: SeenChunk, name: str) -> bool:
 
 def question_order(view: PolicyView) -> list[str]:
     """The chunks the question's own search surfaced, in that search's order."""
+    if view.question_hits:
+        return [c for c in view.question_hits if c in view.seen]
     hits = [
         (sc.first_rank, cid)
         for cid, sc in view.seen.items()
@@ -99,19 +101,16 @@ def coverage(
 
 
 def keep_question_order(
-    order: list[str], view: PolicyView, *, weight: float, fusion_k: int, pin: int = 0
+    order: list[str], view: PolicyView, *, weight: float, fusion_k: int
 ) -> list[str]:
     """The planner's order fused with the question search's order (weighted reciprocal
-    rank; ties keep the planner's order), the search's first `pin` chunks first."""
+    rank; ties keep the planner's order)."""
     searched = [c for c in question_order(view) if c in order]
-    if not searched:
+    if not searched or weight <= 0:
         return order
-    if weight > 0:
-        scores = rrf_scores(((1.0, order), (weight, searched)), fusion_k)
-        position = {cid: i for i, cid in enumerate(order)}
-        order = sorted(order, key=lambda c: (-scores.get(c, 0.0), position[c]))
-    pinned = searched[:pin]
-    return pinned + [c for c in order if c not in pinned]
+    scores = rrf_scores(((1.0, order), (weight, searched)), fusion_k)
+    position = {cid: i for i, cid in enumerate(order)}
+    return sorted(order, key=lambda c: (-scores.get(c, 0.0), position[c]))
 
 
 def names_first(order: list[str], view: PolicyView, names: tuple[str, ...]) -> list[str]:

@@ -124,22 +124,28 @@ class HeuristicPlannerConfig(BaseSettings):
     # found; comparisons and relation chains ("the director of ...") always go on.
     early_stop: bool = True
     early_stop_top: int = Field(default=3, ge=1)
-    early_stop_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
+    early_stop_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
     # The final list is the planner's ranking fused (weighted reciprocal rank, ranks
     # counted from `question_fusion_k`) with the order of the question's own search, so
     # that what one plain search ranks high is not dropped (0: the planner's alone).
     question_search_weight: float = Field(default=0.0, ge=0.0)
     question_fusion_k: int = Field(default=60, ge=1)
-    # The question search's first chunks that lead the final list as that search ranked
-    # them, whatever the planner's ranking.
-    question_pin: int = Field(default=1, ge=0)
+    # A question of one place by its shape (no comparison, no chain of relations) that
+    # the first search did not cover gets this many rounds in all (the plain search,
+    # then its entities and words), not the hops of a multi-hop question; its final list
+    # weighs the plain search's order by `lean_question_weight`.
+    lean_max_rounds: int = Field(default=2, ge=1)
+    lean_question_weight: float = Field(default=3.0, ge=0.0)
+    # Its second round searches its entities only when it names at least this many (the
+    # parts of a question about two places).
+    lean_entity_min: int = Field(default=2, ge=0)
     # Chunks that write a name the question types (an option, variable, function, file)
     # come first in the final list.
     names_first: bool = True
     # The result is flagged `not_found` when the surfaced chunks together hold less than
     # this share of the question's content words (IDF-weighted), or `not_found:<name>`
     # when a name the question types occurs nowhere (its grep found nothing).
-    not_found_coverage: float = Field(default=0.6, ge=0.0, le=1.0)
+    not_found_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # --- how questions and passages are read (TextLimits) ---
     # A quoted string of this many characters is a name to search and grep.

@@ -127,7 +127,8 @@ class HeuristicPlanner:
             return self._final(view, ranked, "max_turns reached")
         if rounds and not last_was_prune and not _added_last_round(view):
             return self._final(view, ranked, "the last round surfaced nothing new")
-        if rounds == 1 and self.config.early_stop and not last_was_prune:
+        one_place = rounds > 0 and self._one_place(plan, view, ranked)
+        if one_place and rounds == 1 and self.config.early_stop and not last_was_prune:
             covered = coverage(
                 plan,
                 view,
@@ -144,14 +145,25 @@ class HeuristicPlanner:
                 names = self._names(plan.question)
                 if names:
                     why += " and every name it types (" + ", ".join(names) + ") was found"
-                return self._final(view, ranked, why, early=True)
+                return self._final(view, ranked, why, early=True, one_place=True)
+        if one_place and not last_was_prune and rounds >= self.config.lean_max_rounds:
+            why = (
+                f"a question of one place (no comparison, no chain of relations, no page "
+                f"about a name it gives to hop from): {rounds} rounds searched what the "
+                "plain search did not cover"
+            )
+            return self._final(view, ranked, why, one_place=True)
         prune = self._prune_call(view, ranked)
         if prune is not None:
             return Decision(tool_calls=[prune], content="Context near the threshold: pruning.")
         if rounds == 0:
             calls = self._first_round(plan)
-        elif rounds == 1 and not self.config.first_round_entities:
+        elif rounds == 1 and not self._goes_deep(plan):
             calls = self._deeper_calls(plan)
+            if one_place and len(plan.entities) < self.config.lean_entity_min:
+                # One place: its name was in the plain search already; the question's
+                # words at the denser weight are what is left to try.
+                calls = [c for c in calls if c.arguments.get("query") not in plan.entities]
             if all(_key(c.name, c.arguments) in issued for c in calls):
                 calls = self._next_round(plan, view, ranked, issued)
         else:
@@ -165,6 +177,30 @@ class HeuristicPlanner:
         return Decision(tool_calls=calls, content=f"round {rounds + 1}: {len(calls)} calls")
 
     # ------------------------------------------------------------------ rounds
+
+    def _one_place(self, plan: QuestionPlan, view: PolicyView, ranked: list[ChunkScore]) -> bool:
+        """The question asks about one place: its shape is not a comparison or a chain of
+        relations, the plain search's best chunks are not pages about an entity it names
+        (where a hop through what the page says starts: "Deckers Creek ... is named after"
+        needs the page of the name that page gives) and they sit in documents with pages
+        or sections."""
+        if self._goes_deep(plan):
+            return False
+        by_id = {s.chunk_id: s for s in ranked}
+        top = [c for c in question_order(view)[: self.config.early_stop_top] if c in by_id]
+        if not top or any(by_id[c].title_entity for c in top):
+            return False
+        # Passages that carry a page or a section come from documents with a structure
+        # (manuals, handbooks, specifications), where a question is answered in one
+        # place; short passages about entities (an encyclopedia's) are linked by the
+        # names they give, and a hop through them is the planner's work.
+        located = sum(1 for c in top if _located(view.seen[c]))
+        return 2 * located > len(top)
+
+    def _goes_deep(self, plan: QuestionPlan) -> bool:
+        """The question needs several places by its shape (a comparison, a chain of
+        relations): its entities are searched from the first round on."""
+        return self.config.first_round_entities or plan.comparison or bool(plan.relations)
 
     def _exact(self, plan: QuestionPlan) -> list[str]:
         """The strings the first round greps verbatim: quoted strings, the names the
@@ -188,20 +224,23 @@ class HeuristicPlanner:
         return [ToolCall(name="search_corpus", arguments={"query": e}) for e in entities]
 
     def _deeper_calls(self, plan: QuestionPlan) -> list[ToolCall]:
-        """What the planner searches once the plain search is not enough: each entity of
-        the question, and its words at the sub-queries' dense weight."""
+        """What the planner searches once the plain search is not enough: the question
+        at the sub-queries' dense weight, and each of its entities."""
         calls = self._entity_calls(plan)
         words = _question_words(plan.question)
         if words:
-            calls.append(ToolCall(name="search_corpus", arguments={"query": words}))
+            calls.insert(0, ToolCall(name="search_corpus", arguments={"query": words}))
         return calls
 
     def _first_round(self, plan: QuestionPlan) -> list[ToolCall]:
         """The plain search of the question and a grep of every name and quoted string
-        it writes (and, with `first_round_entities`, a search of each of its entities)."""
+        it writes; a question whose shape needs several places (`_goes_deep`) also
+        searches each of its entities."""
         calls = [ToolCall(name="search_corpus", arguments={"query": plan.question})]
-        if self.config.first_round_entities:
-            calls += self._deeper_calls(plan)
+        if self._goes_deep(plan):
+            # Beside sub-queries the question runs at their dense weight (the harness
+            # runs a search of the question alone at the store's own weight).
+            calls += self._entity_calls(plan)
         for text in self._exact(plan):
             calls.append(
                 ToolCall(name="grep_corpus", arguments={"pattern": "(?i)" + escape_pattern(text)})
@@ -331,7 +370,13 @@ class HeuristicPlanner:
         return ToolCall(name="prune_chunks", arguments={"chunk_ids": sorted(victims)})
 
     def _final(
-        self, view: PolicyView, ranked: list[ChunkScore], why: str, *, early: bool = False
+        self,
+        view: PolicyView,
+        ranked: list[ChunkScore],
+        why: str,
+        *,
+        early: bool = False,
+        one_place: bool = False,
     ) -> Decision:
         floor = ranked[0].score * self.config.min_relative_score if ranked else 0.0
         by_id = {s.chunk_id: s for s in ranked}
@@ -350,9 +395,12 @@ class HeuristicPlanner:
             order = keep_question_order(
                 order,
                 view,
-                weight=self.config.question_search_weight,
+                weight=(
+                    self.config.lean_question_weight
+                    if one_place
+                    else self.config.question_search_weight
+                ),
                 fusion_k=self.config.question_fusion_k,
-                pin=self.config.question_pin,
             )
         names = named_identifiers(view.question)
         if self.config.names_first:
@@ -379,6 +427,13 @@ class HeuristicPlanner:
                     # The walk reached it (so the fusion weighed it): its evidence names
                     # the entity in found_by, as the justification does.
                     via_entity=via.get(s.chunk_id),
+                    # A name the question types is a reason to lead, even above the
+                    # plain search's first (the harness keeps that one next).
+                    lead_reason=(
+                        f"it writes {', '.join(named)}, named in the question"
+                        if named and self.config.names_first
+                        else None
+                    ),
                 )
             )
         plan = _plan(view.question, self.weights.text_limits)
@@ -389,7 +444,13 @@ class HeuristicPlanner:
             self.weights.text_limits,
             share=self.config.not_found_coverage,
         )
-        return Decision(final=final, content=f"Concluding: {why}.", flags=flags)
+        # A question of one place and one part: one plain search's order is the answer's
+        # (a question of two parts, "A and B", keeps the planner's fusion of both).
+        parts = {p.lower() for p in (*plan.entities, *plan.quoted, *self._names(plan.question))}
+        keep = one_place and len(parts) < 2
+        return Decision(
+            final=final, content=f"Concluding: {why}.", flags=flags, keep_plain_order=keep
+        )
 
 
 # ---------------------------------------------------------------------- helpers
@@ -410,12 +471,16 @@ def _weights_for(config: HeuristicPlannerConfig) -> Weights:
     )
 
 
+def _located(seen: SeenChunk) -> bool:
+    """The chunk's document has a structure: it carries a page or a section."""
+    metadata = seen.chunk.metadata
+    return metadata.get("page") is not None or bool(metadata.get("section"))
+
+
 def _question_words(question: str) -> str:
-    """The question's words without its question words and punctuation: searched at the
-    sub-queries' dense weight (HarnessConfig.search_alpha) beside the plain search of the
-    question as written, which runs at the store's own weight, as single-shot does. The
-    planner's hops start better from the denser search (2WikiMultihopQA's tuning half:
-    all-gold@10 0.96 against 0.78 from the plain search alone)."""
+    """The question's words without its question words and punctuation, searched at the
+    sub-queries' dense weight (HarnessConfig.search_alpha) once the plain search of the
+    question (at the store's own weight, as single-shot runs it) did not cover it."""
     if has_cjk(question):
         words = question.strip().rstrip("?？。.!！ ")
     else:

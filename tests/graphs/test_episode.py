@@ -214,7 +214,8 @@ async def test_final_list_ranks_evidence_and_expands_document_ids(corpus, run):
         )
 
     turns = [[call("search_corpus", query="Vesuvius Pompeii")], conclude]
-    result, _, _ = await run(corpus, turns)
+    # The policy's list as it gave it (the plain search's first is tested on its own).
+    result, _, _ = await run(corpus, turns, keep_plain_search=False)
     ids = [e.chunk_id for e in result.evidence]
     assert ids[:2] == ["vesuvius_0", "vesuvius_1"] and ids[2] == "pompeii_0"
     assert len(ids) == 3
@@ -374,12 +375,14 @@ async def test_fill_final_list_tops_a_short_list_up_from_the_live_context(
         [call("prune_chunks", chunk_ids=[pruned])],
         Decision(final=[FinalDocument(id=picked, justification="It.", score=0.2)]),
     ]
-    plain, _, _ = await run(corpus, turns, question=question, top_k=5, search_max_chunks=4)
+    # The policy's list and what fills it (the harness's plain-search picks are off).
+    own = {"keep_plain_search": False}
+    plain, _, _ = await run(corpus, turns, question=question, top_k=5, search_max_chunks=4, **own)
     assert [e.chunk_id for e in plain.evidence] == [picked]
     assert not any(f.startswith("final_list_filled") for f in plain.flags)
 
     filled, _, _ = await run(
-        corpus, turns, question=question, top_k=5, search_max_chunks=4, fill_final_list=True
+        corpus, turns, question=question, top_k=5, search_max_chunks=4, fill_final_list=True, **own
     )
     ids = [e.chunk_id for e in filled.evidence]
     assert filled.trace[0].calls[0].added == found

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from sift.graphs.policies import HeuristicPlanner, HeuristicPlannerConfig
-from sift.graphs.policies.heuristic import _question_words
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
 # The sample of the JSQuAD dev set (tests/data/benchmarks): every 20th question is in it.
@@ -86,8 +85,10 @@ def _first_round(question: str) -> tuple[list[str], list[str]]:
     calls = _PLANNER.step(_view(question)).tool_calls
     searches = [str(c.arguments["query"]) for c in calls if c.name == "search_corpus"]
     assert searches[0] == question
-    # The question again at the sub-queries' dense weight is not a decomposition.
-    searches = [s for s in searches if s != _question_words(question)]
+    # The question again at the sub-queries' dense weight (without its closing
+    # punctuation) is not a decomposition.
+    stripped = question.strip().rstrip("?？。.!！ ")
+    searches = searches[:1] + [s for s in searches[1:] if s != stripped]
     greps = [str(c.arguments["pattern"]) for c in calls if c.name == "grep_corpus"]
     return searches[1:], greps
 
@@ -170,16 +171,9 @@ def test_the_final_ranking_weighs_japanese_content_words() -> None:
         ]
     )
     calls = [[ToolCall(name="search_corpus", arguments={"query": question})]]
-    ranking_only = HeuristicPlanner(
-        HeuristicPlannerConfig(first_round_entities=True, question_pin=0)
-    )
-    decision = ranking_only.step(_view(question, seen, calls, turn=2, max_turns=2))
-    assert decision.final is not None
-    assert decision.final[0].id == "tsuyu_0"
-    # By default the plain search's first passage keeps its place; the answer comes next.
     decision = _PLANNER.step(_view(question, seen, calls, turn=2, max_turns=2))
     assert decision.final is not None
-    assert [d.id for d in decision.final[:2]] == ["taifu_0", "tsuyu_0"]
+    assert decision.final[0].id == "tsuyu_0"
 
 
 def test_second_round_hops_to_the_bridge_name_found_in_japanese_text() -> None:

@@ -37,8 +37,11 @@ def test_search_alpha_reaches_the_store_only_when_set(tmp_path: Path) -> None:
     with SqliteCorpus(tmp_path / "s", embedder="hash") as store:
         store.upsert([Document(id="a", text="granite quarry"), Document(id="b", text="river")])
         recording = _Recording(store)
+        # The policy's search, not the harness's plain search of the question (which
+        # always runs at the store's weight: HarnessConfig.plain_first).
         _episode(recording, HarnessConfig(search_alpha=0.3))
-        assert recording.calls[-1]["alpha"] == 0.3
+        assert recording.calls[0]["alpha"] == 0.3
+        recording.calls.clear()
         _episode(recording, HarnessConfig(search_alpha=None))
-        assert "alpha" not in recording.calls[-1]
+        assert "alpha" not in recording.calls[0]
         assert HarnessConfig().search_alpha == 0.5

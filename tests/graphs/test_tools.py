@@ -63,6 +63,7 @@ async def test_search_without_hits_says_no_results(corpus, run):
         corpus,
         [[call("search_corpus", query="zzqqxx")]],
         search_mode="bm25",
+        keep_plain_search=False,
     )
     content = tool_messages(policy.views[1].messages)[0].content
     assert strip_marker(content) == "No results found"

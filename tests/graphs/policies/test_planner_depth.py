@@ -13,10 +13,12 @@ import pytest
 from sift.graphs import asearch, single_shot
 from sift.graphs.policies._plan_names import named_identifiers
 from sift.graphs.policies.heuristic import HeuristicPlanner, HeuristicPlannerConfig
-from sift.types import Document, SearchResult
+from sift.types import Decision, Document, FinalDocument, SearchResult
 
 # A manual-shaped corpus: one entry defines an option; the pages around it repeat the
-# question's words (stack traces, callers, default) without the option's name.
+# question's words (stack traces, callers, default) without the option's name. Each
+# document is one section of a manual (as sift index records an HTML or Markdown file's
+# headings), which is what makes a question about it one of one place.
 ENGLISH = [
     Document(
         id="tracer/options",
@@ -80,7 +82,7 @@ JAPANESE = [
     ],
     Document(
         id="backup-ja/logs",
-        title="バックアップデーモンのログ",
+        title="ログの扱い",
         text=(
             "バックアップデーモンはログファイルを毎週ローテートします。"
             "すぐにローテートするにはSIGHUPを送ります。"
@@ -97,6 +99,13 @@ JAPANESE = [
 ]
 
 
+def _sections(documents: list[Document]) -> list[Document]:
+    return [
+        d.model_copy(update={"metadata": {"section_starts": [0], "section_titles": [d.title]}})
+        for d in documents
+    ]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory):
     from sift.integrations.stores.sqlite import SqliteCorpus
@@ -104,7 +113,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
     corpus = SqliteCorpus(
         Path(tmp_path_factory.mktemp("depth")) / "s", embedder="hash", chunk_tokens=120
     )
-    corpus.upsert([*ENGLISH, *JAPANESE])
+    corpus.upsert(_sections([*ENGLISH, *JAPANESE]))
     yield corpus
     corpus.close()
 
@@ -242,3 +251,68 @@ def test_a_question_the_corpus_does_not_answer_is_flagged(store, question: str, 
 def test_an_answered_question_is_not_flagged(store, question: str) -> None:
     result = _run(store, question)
     assert not [f for f in result.flags if f.startswith("not_found")]
+
+
+# --------------------------------------------------------------------------- the harness
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How do I rotate the log files of the backup daemon?", "ログファイルをローテートする方法"],
+)
+def test_any_policy_s_evidence_keeps_what_one_plain_search_ranks_high(store, question) -> None:
+    from sift.graphs import HarnessConfig, ScriptedPolicy
+
+    plain = single_shot(question, store, top_k=30)
+    first = plain.evidence[0].chunk_id
+    # A policy that searched elsewhere and listed one chunk, never the plain search's.
+    policy = ScriptedPolicy(
+        [
+            [{"name": "search_corpus", "arguments": {"query": "terminal colour font"}}],
+            lambda view: Decision(
+                final=[FinalDocument(id=next(c for c in view.seen if c != first), score=9.0)]
+            ),
+        ]
+    )
+    result = asyncio.run(asearch(question, store, policy=policy, top_k=10))
+    assert result.evidence[0].chunk_id == first
+    assert result.evidence[0].justification.startswith("One plain search of the question")
+    assert any(f.startswith("plain_search_kept:") for f in result.flags)
+    # Its first three stay in the first ten (HarnessConfig.plain_keep).
+    top10 = [e.chunk_id for e in result.evidence[:10]]
+    assert all(e.chunk_id in top10 for e in plain.evidence[:3])
+    # The list is as long as one search's would be, filled from that search.
+    assert len(result.evidence) == 10
+    assert any(f.startswith("plain_search_filled:") for f in result.flags)
+    scores = [e.score for e in result.evidence]
+    assert scores == sorted(scores, reverse=True)
+    # Off, the policy's list is the evidence.
+    own = asyncio.run(
+        asearch(
+            question,
+            store,
+            policy=ScriptedPolicy(policy.turns),
+            top_k=10,
+            config=HarnessConfig(keep_plain_search=False),
+        )
+    )
+    assert len(own.evidence) == 1 and own.evidence[0].chunk_id != first
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How do I rotate the log files of the backup daemon?", "ログファイルをローテートする方法"],
+)
+def test_a_chunk_the_policy_pruned_is_not_brought_back(store, question) -> None:
+    from sift.graphs import ScriptedPolicy
+
+    first = single_shot(question, store, top_k=30).evidence[0].chunk_id
+    policy = ScriptedPolicy(
+        [
+            [{"name": "search_corpus", "arguments": {"query": question}}],
+            [{"name": "prune_chunks", "arguments": {"chunk_ids": [first]}}],
+            lambda view: Decision(final=[]),
+        ]
+    )
+    result = asyncio.run(asearch(question, store, policy=policy, top_k=10))
+    assert first not in [e.chunk_id for e in result.evidence]

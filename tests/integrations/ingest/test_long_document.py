@@ -36,7 +36,8 @@ def test_reading_a_long_pdf_keeps_the_budget_and_the_pages(tmp_path: Path) -> No
                 conclude,
             ]
         )
-        config = HarnessConfig(max_turns=4)
+        # The policy's list alone (the plain search's first is kept in other tests).
+        config = HarnessConfig(max_turns=4, keep_plain_search=False)
         result = search("What happened on page 41?", corpus, policy=policy, config=config)
     read = result.trace[1].calls[0]
     assert read.tool == "read_document" and read.error is None

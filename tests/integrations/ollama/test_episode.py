@@ -28,6 +28,12 @@ FAST = {"timeout": 60.0, "connect_timeout": 60.0, "backoff": 0.01}
 _BLOCK = re.compile(r"# DOCUMENT ID: (\S+)")
 
 
+def _config(**settings: object) -> HarnessConfig:
+    """The recorded episodes' evidence is the model's list as it gave it (the harness's
+    own plain-search picks are tested in tests/graphs/policies/test_planner_depth.py)."""
+    return HarnessConfig(keep_plain_search=False, **settings)  # type: ignore[arg-type]
+
+
 def seen_ids(body: dict[str, Any]) -> list[str]:
     """Chunk ids shown to the model so far, in order, from the request's tool messages."""
     ids: list[str] = []
@@ -61,7 +67,7 @@ async def test_full_episode_over_the_wire(corpus):
             answer_with_seen,
         )
         policy = OllamaPolicy(host=server.host, num_predict=2048, **FAST)
-        result = await asearch(QUESTION, corpus, policy=policy, config=HarnessConfig(max_turns=6))
+        result = await asearch(QUESTION, corpus, policy=policy, config=_config(max_turns=6))
         await policy.aclose()
 
     assert result.stopped_because == "final", result.error
@@ -112,7 +118,7 @@ async def test_unknown_tool_and_repaired_arguments_reach_the_model_as_observatio
             answer_with_seen,
         )
         policy = OllamaPolicy(host=server.host, **FAST)
-        result = await asearch(QUESTION, corpus, policy=policy)
+        result = await asearch(QUESTION, corpus, policy=policy, config=_config())
         await policy.aclose()
 
     assert result.stopped_because == "final", result.error
@@ -136,7 +142,7 @@ async def test_model_server_failing_mid_episode_stops_with_error_and_keeps_evide
             *(Fault(status=500, error="CUDA out of memory") for _ in range(3)),
         )
         policy = OllamaPolicy(host=server.host, retries=2, **FAST)
-        result = await asearch(QUESTION, corpus, policy=policy)
+        result = await asearch(QUESTION, corpus, policy=policy, config=_config())
         await policy.aclose()
 
     assert result.stopped_because == "error"
@@ -150,7 +156,7 @@ async def test_repeated_unreadable_replies_end_the_episode_with_error(corpus):
         server.responder = lambda _body: tool_parse_error("just prose, no call")
         policy = OllamaPolicy(host=server.host, retries=0, **FAST)
         result = await asearch(
-            QUESTION, corpus, policy=policy, config=HarnessConfig(max_failed_turns=2, max_turns=8)
+            QUESTION, corpus, policy=policy, config=_config(max_failed_turns=2, max_turns=8)
         )
         await policy.aclose()
     assert result.stopped_because == "error"
@@ -172,7 +178,7 @@ async def test_final_list_recovered_from_thinking_is_flagged(corpus):
             reply(tool_calls=[tool_call("search_corpus", query="Pompeii")]), thinking_only
         )
         policy = OllamaPolicy(host=server.host, **FAST)
-        result = await asearch(QUESTION, corpus, policy=policy)
+        result = await asearch(QUESTION, corpus, policy=policy, config=_config())
         await policy.aclose()
     assert result.stopped_because == "final"
     assert "final_from_thinking" in result.flags
@@ -182,7 +188,7 @@ async def test_final_list_recovered_from_thinking_is_flagged(corpus):
 async def test_missing_model_stops_the_episode_naming_ollama_pull(corpus):
     with FakeOllama(models=["llama3.2:1b"]) as server:
         policy = OllamaPolicy("gpt-oss:20b", host=server.host, **FAST)
-        result = await asearch(QUESTION, corpus, policy=policy)
+        result = await asearch(QUESTION, corpus, policy=policy, config=_config())
         await policy.aclose()
     assert result.stopped_because == "error"
     assert "ollama pull gpt-oss:20b" in result.error
@@ -214,7 +220,7 @@ async def test_seed_search_reaches_the_model_as_its_first_call_and_its_results(c
     with FakeOllama() as server:
         server.script(answer_with_seen)
         policy = OllamaPolicy(host=server.host, num_predict=2048, **FAST)
-        config = HarnessConfig(max_turns=3, seed_search=True)
+        config = _config(max_turns=3, seed_search=True)
         result = await asearch(QUESTION, corpus, policy=policy, config=config)
         await policy.aclose()
     assert result.stopped_because == "final", result.error

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sift.graphs import ScriptedPolicy, search
+from sift.graphs import HarnessConfig, ScriptedPolicy, search
 from sift.integrations.stores import open_store
 from sift.integrations.traceview.browser import browser_problem, chromium
 from sift.types import Document, SearchResult, ToolCallTrace
@@ -110,7 +110,9 @@ def corpus(store_root: Path) -> Iterator[Any]:
 def scripted_result(corpus: Any) -> SearchResult:
     """A real episode with failing calls, reads, a prune and a final list; plus the call
     the harness records when it prunes on its own (a budget this small corpus never hits)."""
-    result = search(QUESTION_JA, corpus, policy=ScriptedPolicy(SCRIPT), top_k=5)
+    # The script's own final list (not the harness's plain-search picks) is drawn.
+    config = HarnessConfig(keep_plain_search=False)
+    result = search(QUESTION_JA, corpus, policy=ScriptedPolicy(SCRIPT), top_k=5, config=config)
     harness_prune = ToolCallTrace(
         tool="prune_chunks", arguments={"by": "harness"}, pruned=["eiffel_0"]
     )
