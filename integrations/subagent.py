@@ -29,6 +29,7 @@ __all__ = [
     "SearchReport",
     "checked_filter",
     "failure_of",
+    "not_found_note",
     "page_label",
     "page_numbers",
     "run_config",
@@ -87,6 +88,18 @@ def failure_of(result: SearchResult) -> str | None:
     if result.stopped_because == "error" and not result.evidence:
         return f"the search failed: {result.error or 'unknown error'}"
     return None
+
+
+def not_found_note(missing: list[str]) -> str:
+    """What a face says of a result flagged `not_found` (`SearchResult.not_found`): that
+    nothing in the corpus matches the question's key terms (no names), or which names the
+    question types occur nowhere in it."""
+    if not missing:
+        return "nothing in the corpus matches the question's key terms"
+    quoted = [f"'{name}'" for name in missing]
+    if len(quoted) == 1:
+        return f"{quoted[0]} occurs nowhere in the corpus"
+    return f"{', '.join(quoted[:-1])} and {quoted[-1]} occur nowhere in the corpus"
 
 
 def _as_page(value: object) -> int | None:
@@ -148,6 +161,13 @@ class SearchReport(BaseModel):
         description="final (the policy concluded), max_turns, budget, deadline or error."
     )
     error: str | None = None
+    not_found: list[str] | None = Field(
+        None,
+        description="null when the passages match the question. Otherwise they are only the "
+        "nearest text: the names the question types that occur nowhere in the documents "
+        "(an option, a variable, a function), or [] when nothing holds enough of the "
+        "question's key terms.",
+    )
     usage: Usage
 
     @classmethod
@@ -177,6 +197,7 @@ class SearchReport(BaseModel):
             evidence=items,
             stopped_because=result.stopped_because,
             error=result.error,
+            not_found=result.not_found,
             usage=result.usage,
         )
 
@@ -193,6 +214,9 @@ class SearchReport(BaseModel):
         lines = [head + f"stopped because {self.stopped_because})."]
         if self.error:
             lines.append(f"error: {self.error}")
+        if self.not_found is not None:
+            nearest = "; the passages below are only the nearest text" if self.evidence else ""
+            lines.append(f"not found: {not_found_note(self.not_found)}{nearest}.")
         for item in self.evidence:
             where = [f"doc {item.doc_id}", f"chunk {item.chunk_id}"]
             if item.pages:

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from sift.integrations.stores.locations import location_label
+from sift.integrations.subagent import not_found_note
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -103,8 +104,16 @@ class EpisodeProgress:
 def print_result(console: Console, result: SearchResult, *, gold: set[str] | None = None) -> None:
     """Evidence as a numbered list: title, page and section (where the document has them)
     and chunk id, provenance, justification, text. A list reads at any terminal width,
-    where a wide table would wrap into columns."""
+    where a wide table would wrap into columns. A result flagged `not_found` says so
+    before its evidence, which is then only the nearest text."""
     console.print(Text(printable(result.question), style="bold"))
+    missing = result.not_found
+    if missing is not None:
+        note = Text("not found: ", style="bold yellow")
+        note.append(printable(not_found_note(missing)))
+        if result.evidence:
+            note.append("; the passages below are only the nearest text")
+        console.print(note)
     for rank, item in enumerate(result.evidence, start=1):
         line = Text(f"{rank:>2}. ", style="bold")
         line.append(printable(item.title or item.doc_id), style="bold")

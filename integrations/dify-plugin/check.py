@@ -111,8 +111,12 @@ def main() -> None:
     text, data = run(search, {"question": question, "collection": "docs", "top_k": 5})
     first = data["evidence"][0]
     check(
-        "search (English): the bridge document first, with its provenance",
-        first["doc_id"] == "gustave" and first["found_by"] and "doc_id: gustave" in text,
+        "search (English): the bridge document first, with its provenance, not flagged",
+        first["doc_id"] == "gustave"
+        and first["found_by"]
+        and "doc_id: gustave" in text
+        and data["not_found"] is None
+        and "Not found" not in text,
         text.split("\n\n")[0],
     )
     text, data = run(search, {"question": "日本で一番高い山の標高は？", "collection": "docs"})
@@ -121,6 +125,21 @@ def main() -> None:
         data["evidence"][0]["doc_id"] == "fuji" and "3776" in data["evidence"][0]["text"],
         text.split("\n\n")[0],
     )
+    for question, flagged, said in [
+        ("What does --frobnicate-depth control?", ["--frobnicate-depth"], "'--frobnicate-depth'"),
+        ("--frobnicate-depth は何を制御しますか？", ["--frobnicate-depth"], "'--frobnicate-depth'"),
+        ("How do I bake a sourdough loaf with rye flour?", [], "Nothing in the collection"),
+        ("ライ麦粉でサワードウを焼くには？", [], "Nothing in the collection"),
+    ]:
+        text, data = run(search, {"question": question, "collection": "docs", "top_k": 3})
+        check(
+            f"search not found ({question}): not_found {flagged}, said before the passages",
+            data["not_found"] == flagged
+            and bool(data["evidence"])
+            and text.startswith(f"Not found: {said}")
+            and "only the nearest text" in text.split("\n\n")[0],
+            text.split("\n\n")[0],
+        )
     text, data = run(
         search,
         {

@@ -4,12 +4,17 @@ Dify registers the endpoint by POSTing to /retrieval with the key and no body: t
 gets 200 `{"records": []}`. Scores are mapped into [0, 1] (see `unit_scores`), records
 under `score_threshold` are dropped, at most `top_k` are returned, `metadata` is always an
 object. Slow searches conclude at the collection's deadline instead of failing.
+
+Dify's records have no field for the result as a whole, so a result whose evidence does
+not match the question (`SearchResult.not_found`) says so in a header (`X-Sift-Not-Found`)
+and in each record's metadata (`sift_not_found`), which Dify keeps with the record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,7 +38,15 @@ from sift.integrations.http._settings import COLLECTION_PATTERN, ApiKey
 from sift.integrations.http._validation import NOT_BLANK, JsonBodyRoute, RequestModel
 from sift.types import Evidence
 
-__all__ = ["DEGRADED_HEADER", "RetrievalRequest", "RetrievalResponse", "router", "unit_scores"]
+__all__ = [
+    "DEGRADED_HEADER",
+    "NOT_FOUND_HEADER",
+    "RetrievalRequest",
+    "RetrievalResponse",
+    "not_found_header",
+    "router",
+    "unit_scores",
+]
 
 router = APIRouter(tags=["dify"], route_class=JsonBodyRoute)
 
@@ -102,16 +115,32 @@ def _record_view(evidence: Evidence) -> dict[str, Any]:
     return {**evidence.metadata, "doc_id": evidence.doc_id, "title": evidence.title}
 
 
-def _metadata(evidence: Evidence) -> dict[str, Any]:
+def _metadata(evidence: Evidence, not_found: list[str] | None) -> dict[str, Any]:
     metadata = dict(evidence.metadata)
     metadata["doc_id"] = evidence.doc_id
     metadata["chunk_id"] = evidence.chunk_id
     if evidence.justification:
         metadata["justification"] = evidence.justification
+    if not_found is not None:
+        # Prefixed: the chunk's own metadata keys share this object.
+        metadata["sift_not_found"] = not_found or True
     return metadata
 
 
 DEGRADED_HEADER = "X-Sift-Degraded"
+NOT_FOUND_HEADER = "X-Sift-Not-Found"
+# Every printable ASCII character but space, comma and `%` stays as it is in the header.
+_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in ",%")
+
+
+def not_found_header(missing: list[str]) -> str:
+    """The `X-Sift-Not-Found` value of a result flagged `not_found`: `*` when nothing
+    matches the question's key terms, else the names that occur nowhere, separated by
+    `, `, each percent-encoded where it holds a space, a comma, `%` or a character outside
+    printable ASCII (a header value is ASCII)."""
+    if not missing:
+        return "*"
+    return ", ".join(quote(name, safe=_HEADER_SAFE) for name in missing)
 
 
 @router.post(
@@ -120,7 +149,12 @@ DEGRADED_HEADER = "X-Sift-Degraded"
     responses=SERVICE_RESPONSES,
     summary="Dify External Knowledge API retrieval",
     description="Past the collection's deadline the records are the single-shot search's, "
-    f"and the answer carries the header `{DEGRADED_HEADER}: deadline`.",
+    f"and the answer carries the header `{DEGRADED_HEADER}: deadline`. When the evidence "
+    "does not match the question (the records are only the nearest text), the header "
+    f"`{NOT_FOUND_HEADER}` holds the names the question types that occur nowhere in the "
+    "collection (`, ` between them, each percent-encoded where needed), or `*` when "
+    "nothing holds enough of the question's key terms; each record's metadata then has "
+    "`sift_not_found`: the list of those names, or true.",
 )
 async def retrieval(
     request: Request,
@@ -157,11 +191,14 @@ async def retrieval(
     result = await svc.engine.search(collection, search, arrived=arrived(request))
     if "degraded" in result.flags:
         response.headers[DEGRADED_HEADER] = "deadline"
+    not_found = result.not_found
+    if not_found is not None:
+        response.headers[NOT_FOUND_HEADER] = not_found_header(not_found)
     evidence = [e for e in result.evidence if plan.post is None or plan.post(_record_view(e))]
     scores = unit_scores([e.score for e in evidence])
     threshold = body.retrieval_setting.score_threshold
     records = [
-        Record(content=e.text, score=s, title=e.title or e.doc_id, metadata=_metadata(e))
+        Record(content=e.text, score=s, title=e.title or e.doc_id, metadata=_metadata(e, not_found))
         for e, s in zip(evidence, scores, strict=True)
         if s >= threshold
     ]

@@ -6,8 +6,12 @@
     tool = retriever.as_tool()       # sift as a tool an agent delegates searches to
 
 Each Document is one evidence chunk: `page_content` is the chunk text; `metadata` holds
-the chunk's own metadata plus `doc_id`, `chunk_id`, `title`, `score`, `justification` and
-`found_by` (a list of {tool, argument, turn} dicts).
+the chunk's own metadata plus `doc_id`, `chunk_id`, `title`, `score`, `justification`,
+`found_by` (a list of {tool, argument, turn} dicts) and `not_found`, the same on every
+Document of a result: None unless the planner flagged the result as not matching the
+question (`SearchResult.not_found`), then the names the question types that occur nowhere
+in the corpus, or [] when nothing holds enough of its key terms (the Documents are then
+only the nearest text).
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ class SiftRetriever(BaseRetriever):
         return k, kwargs.get("filters", self.filters)
 
     def _to_documents(self, result: SearchResult, k: int) -> list[Document]:
+        # A retriever returns Documents only: what the result says as a whole rides on each.
+        not_found = result.not_found
         return [
             Document(
                 id=item.chunk_id,
@@ -67,6 +73,7 @@ class SiftRetriever(BaseRetriever):
                     "score": item.score,
                     "justification": item.justification,
                     "found_by": [f.model_dump() for f in item.found_by],
+                    "not_found": None if not_found is None else list(not_found),
                 },
             )
             for item in result.evidence[:k]

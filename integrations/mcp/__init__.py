@@ -12,9 +12,9 @@ Needs the `mcp` extra: `pip install 'sift-harness[mcp]'`.
 Tools (each answers structured content with an output schema, and a text block):
 - `search(question, filters?, top_k?, max_turns?)`: one agentic episode; a
   `SearchReport` (ranked evidence with doc and chunk ids, title, text, justification,
-  found_by, page where known; stopped_because; usage). Progress notifications per turn
-  and per tool call when the client sends a progress token; cancelling the request
-  stops the episode.
+  found_by, page where known; stopped_because; not_found, when the documents do not
+  match the question; usage). Progress notifications per turn and per tool call when
+  the client sends a progress token; cancelling the request stops the episode.
 - `read_document(doc_id, start_chunk?, max_chunks?)`: a `DocumentReport`.
 - `grep(pattern, limit?, filters?)`: a `GrepReport` (RE2 syntax, linear time).
 Resources: every document, listed by `resources/list` (pages of 100, with title and

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and lints the n8n-nodes-sift package, then runs it in the real n8n (2.41.1,
 # headless, Node 24) against a live `sift serve` on loopback: searches in English and
-# Japanese, a single-shot search, a read, a grep, a wrong key, an unknown collection, and
+# Japanese, questions the collection does not answer (items flagged `not_found`), a
+# single-shot search, a read, a grep, a wrong key, an unknown collection, and
 # an AI Agent whose chat model (a loopback OpenAI-compatible server with scripted replies,
 # check/scripted_model.py) calls the Sift tool and gets its output. Not part of CI: the
 # first run installs Node 24, n8n and @n8n/node-cli from the npm registry (about 12
@@ -176,6 +177,10 @@ def variant(wid, name, parameters, credential=None, on_error=None):
     workflows.append(flow)
 variant("siftNodeJapanese", "sift node: Japanese search",
         {"question": "日本で一番高い山の標高は？"})
+variant("siftNodeNotFound", "sift node: a name the collection lacks",
+        {"question": "What does --frobnicate-depth control?"})
+variant("siftNodeNotFndJa", "sift node: a Japanese question the collection does not answer",
+        {"question": "ライ麦粉でサワードウを焼くには？"})
 variant("siftNodeSingle01", "sift node: single-shot search",
         {"operation": "singleShot", "question": "revenue grew 12 percent"})
 variant("siftNodeRead0001", "sift node: read a document",
@@ -243,8 +248,11 @@ fails() { # workflow id, text the error must hold
     fi
 }
 place='all(set(i) >= {"doc_id", "chunk_id", "title", "text", "score", "page", "section", "justification", "found_by"} for i in items)'
-check siftNodeSearch01 "items and $place and items[0]['doc_id'] == 'gustave' and any(i['found_by'] for i in items)"
+check siftNodeSearch01 "items and $place and items[0]['doc_id'] == 'gustave' and any(i['found_by'] for i in items) and all(i['not_found'] is None for i in items)"
 check siftNodeJapanese "items and $place and items[0]['doc_id'] == 'fuji' and '3776' in items[0]['text']"
+# A question the collection does not answer: the nearest text, each item saying so.
+check siftNodeNotFound "items and all(i['not_found'] == ['--frobnicate-depth'] for i in items)"
+check siftNodeNotFndJa "items and all(i['not_found'] == [] for i in items)"
 check siftNodeSingle01 "items and $place and items[0]['doc_id'] == 'report' and items[0]['page'] is not None"
 check siftNodeRead0001 "len(items) > 3 and [i['index'] for i in items] == list(range(len(items))) and {i['page'] for i in items} == {1, 2, 3} and items[0]['section'] == 'Overview' and items[-1]['section'] == 'Results > Revenue'"
 check siftNodeGrep0001 "len(items) == 2 and all(i['doc_id'] == 'report' and i['section'] == 'Results > Revenue' and i['page'] in (2, 3) for i in items)"

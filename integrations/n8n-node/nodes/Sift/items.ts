@@ -25,10 +25,22 @@ export function location(metadata: IDataObject): {
 	return { page: first, pages: [first, Math.max(...pages)], section };
 }
 
+/** What sift flagged as not found (its `SearchResult.not_found`): null when the evidence
+ * matches the question; else the names the question types that occur nowhere in the
+ * collection (`not_found:<name>` flags), or [] when nothing holds enough of the question's
+ * key terms (`not_found`): the passages are then only the nearest text. */
+export function notFound(flags: string[]): string[] | null {
+	const missing = flags
+		.filter((flag) => flag.startsWith('not_found:'))
+		.map((flag) => flag.slice('not_found:'.length));
+	return missing.length || flags.includes('not_found') ? missing : null;
+}
+
 /** One item per evidence passage of a SearchResult, most relevant first. */
 export function evidenceItems(collection: string, result: IDataObject): IDataObject[] {
 	const evidence = (result.evidence as IDataObject[] | undefined) ?? [];
 	const flags = (result.flags as string[] | undefined) ?? [];
+	const missing = notFound(flags);
 	return evidence.map((passage, index) => {
 		const metadata = (passage.metadata as IDataObject | undefined) ?? {};
 		return {
@@ -45,6 +57,8 @@ export function evidenceItems(collection: string, result: IDataObject): IDataObj
 			metadata,
 			stopped_because: result.stopped_because,
 			degraded: flags.includes('degraded'),
+			// A copy per item: n8n items do not share objects.
+			not_found: missing === null ? null : [...missing],
 		};
 	});
 }

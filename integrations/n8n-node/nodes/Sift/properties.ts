@@ -14,7 +14,7 @@ export const properties: INodeProperties[] = [
 				value: 'search',
 				action: 'Search for the passages that answer a question',
 				description:
-					'Agentic multi-hop search: sift searches several times, follows what it finds to the next hop and returns the passages that answer the question, most relevant first, each with its document ID, page, section and why it was kept. Use it for any question about the documents; it finds facts, it does not answer.',
+					'Agentic multi-hop search: sift searches several times, follows what it finds to the next hop and returns the passages that answer the question, most relevant first, each with its document ID, page, section and why it was kept. Use it for any question about the documents; it finds facts, it does not answer. When not_found is set (the names the question types that occur nowhere, or an empty list), the documents do not match the question and the passages are only the nearest text.',
 			},
 			{
 				name: 'Single-Shot Search',
