@@ -142,7 +142,7 @@ class HarnessConfig(BaseSettings):
         "question was not the plain one.",
     )
     plain_keep: int = Field(
-        3,
+        2,
         ge=0,
         description="The first chunks of that plain search stay within the first "
         "plain_keep_within evidence items (taking the last places there when the policy "
