@@ -69,7 +69,9 @@ async def test_the_seed_searches_as_single_shot_does_and_the_policy_with_search_
     policy = ScriptedPolicy([None, [call("search_corpus", query="Naples")]])
     config = HarnessConfig(seed_search=True, max_turns=2, search_max_chunks=4)
     result = await asearch(question, corpus, policy=policy, config=config)
-    assert corpus.alphas == ["store default", config.search_alpha]
+    # The seed, the policy's search, and the harness's plain search of the question that
+    # fills the evidence (HarnessConfig.plain_fill), at the store's weight again.
+    assert corpus.alphas == ["store default", config.search_alpha, "store default"]
     plain = [e.chunk_id for e in single_shot(question, corpus, top_k=4).evidence]
     assert result.trace[0].calls[0].added == plain
     corpus.close()

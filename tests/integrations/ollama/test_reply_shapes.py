@@ -152,4 +152,6 @@ async def test_a_plan_naming_ids_is_answered_not_taken_as_the_final_list(corpus)
     assert result.stopped_because == "final"
     assert [t.note for t in result.trace][1].startswith("policy error: the reply held neither")
     assert [c.tool for c in result.trace[2].calls] == ["grep_corpus"]
-    assert len(result.evidence) == 3
+    # The model's three (justified "x"; the plain search's first may lead, its note
+    # before the model's words), then the harness's plain search fills the list.
+    assert sum(e.justification.endswith("x") for e in result.evidence) == 3
