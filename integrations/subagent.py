@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from sift.config import HarnessConfig
 from sift.filters import Filter, parse_filter
+from sift.integrations.stores.locations import page_number
 from sift.types import FoundBy, SearchResult, StopReason, Usage
 
 __all__ = [
@@ -102,16 +103,6 @@ def not_found_note(missing: list[str]) -> str:
     return f"{', '.join(quoted[:-1])} and {quoted[-1]} occur nowhere in the corpus"
 
 
-def _as_page(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def page_numbers(metadata: Mapping[str, Any]) -> list[int]:
     """The pages a chunk comes from, read from its metadata (`page`: one number, `pages`:
     a list), in order and without repeats; empty when the store does not know them."""
@@ -119,7 +110,7 @@ def page_numbers(metadata: Mapping[str, Any]) -> list[int]:
     raw = metadata.get("pages")
     values = raw if isinstance(raw, list | tuple) else [raw]
     for value in [metadata.get("page"), *values]:
-        page = _as_page(value)
+        page = page_number(value)
         if page is not None and page not in found:
             found.append(page)
     return sorted(found)

@@ -37,6 +37,7 @@ __all__ = [
     "check_locations",
     "chunk_metadata",
     "location_label",
+    "page_number",
 ]
 
 PAGE_STARTS = "page_starts"
@@ -114,7 +115,8 @@ def chunk_metadata(metadata: Mapping[str, Any], start: int, end: int) -> dict[st
     return out
 
 
-def _page(value: object) -> int | None:
+def page_number(value: object) -> int | None:
+    """A page number from chunk metadata (an int, or digits as text), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -132,7 +134,7 @@ def location_label(metadata: Mapping[str, Any], *, title: str | None = None) -> 
     the title beside it does not."""
     raw = metadata.get("pages")
     candidates = [metadata.get("page"), *(raw if isinstance(raw, list | tuple) else [])]
-    pages = [p for p in map(_page, candidates) if p is not None]
+    pages = [p for p in map(page_number, candidates) if p is not None]
     parts = []
     if pages:
         first, last = min(pages), max(pages)
