@@ -126,6 +126,8 @@ class Episode(BaseModel):
     question_hits: list[str] = Field(default_factory=list)
     # The turn whose search of the question ran as the plain (single-shot) search.
     plain_search_turn: int | None = None
+    # The chunks of that plain search, all it returned (top_k of them).
+    plain_chunks: list[Chunk] = Field(default_factory=list)
     # The policy's final decision kept the plain search's order (Decision.keep_plain_order).
     keep_plain_order: bool = False
     estimated_tokens: int = 0

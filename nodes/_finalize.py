@@ -119,10 +119,8 @@ def plain_leaders(episode: Episode, corpus: Corpus) -> tuple[list[Chunk], str | 
         # An episode that failed says so with what it had; it is not passed off as a
         # search that worked.
         return [], None
-    own = episode.plain_search_turn is not None and episode.question_hits
-    if own and not config.plain_fill:
-        ids = episode.question_hits[:n]
-        return [episode.seen[c].chunk for c in ids if c in episode.seen], None
+    if episode.plain_search_turn is not None and len(episode.plain_chunks) >= n:
+        return episode.plain_chunks[:n], None
     try:
         hits = corpus.search(
             episode.question,

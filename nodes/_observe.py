@@ -121,6 +121,9 @@ def observe(
         if call.name == "search_corpus":
             if not episode.question_hits and item.argument.strip() == episode.question.strip():
                 episode.question_hits = [c.chunk_id for c in chunks[: limits.search_max_chunks]]
+                if episode.plain_search_turn == turn:
+                    # The plain search's whole list: the evidence keeps and fills from it.
+                    episode.plain_chunks = list(chunks)
             skip = taken | episode.searched
             pairs = _blocks_within(
                 episode,

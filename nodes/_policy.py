@@ -68,6 +68,9 @@ def _sends(episode: Episode, planned: list[PlannedCall]) -> list[Send]:
             task["alpha"] = None if plain else config.search_alpha
             if plain and not episode.question_hits:
                 episode.plain_search_turn = episode.turn
+                # As many as single_shot asks for: a hybrid search's order depends on
+                # how many it ranks, and the evidence keeps this one's (plain_first).
+                task["fetch"] = max(item.fetch, episode.top_k)
             task["exclude"] = exclude
             task["filters"] = filters
             task["graph_weight"] = config.search_graph_weight
