@@ -168,11 +168,48 @@ def _lead_with(
         rest = [e for e in evidence if e.chunk_id not in kept]
         top = max([e.score for e in evidence] or [1.0])
         out = [e.model_copy(update={"score": max(e.score, top)}) for e in front] + rest
-    keep, within = episode.config.plain_keep, episode.config.plain_keep_within
     if episode.keep_plain_order:
-        keep = within = episode.top_k
+        out, kept_in = _in_plain_order(episode, out, leaders, pruned, by_id, leading)
+        return out[: episode.top_k], added + kept_in
+    keep, within = episode.config.plain_keep, episode.config.plain_keep_within
     out, kept_in = _keep_within(episode, out, leaders, pruned, by_id, keep, within)
     return out[: episode.top_k], added + kept_in
+
+
+def _in_plain_order(
+    episode: Episode,
+    evidence: list[Evidence],
+    leaders: list[Chunk],
+    pruned: set[str],
+    by_id: dict[str, Evidence],
+    leading: int,
+) -> tuple[list[Evidence], int]:
+    """The policy's leads, then the plain search's chunks in its order, then the rest of
+    the policy's list: the policy judged that search right for the question
+    (`Decision.keep_plain_order`)."""
+    front = evidence[:leading]
+    taken = {e.chunk_id for e in front}
+    ordered: list[Evidence] = []
+    added = 0
+    for chunk in leaders:
+        if chunk.chunk_id in taken or chunk.chunk_id in pruned:
+            continue
+        taken.add(chunk.chunk_id)
+        item = next((e for e in evidence if e.chunk_id == chunk.chunk_id), None)
+        if item is None:
+            added += 1
+            item = _plain_evidence(episode, chunk).model_copy(
+                update={"justification": "One plain search of the question ranks it here."}
+            )
+        ordered.append(item)
+    out = front + ordered + [e for e in evidence if e.chunk_id not in taken]
+    # Scores fall with the rank, whoever placed the item.
+    top = max([e.score for e in evidence] or [1.0])
+    for i, item in enumerate(out):
+        score = max(item.score, top) if i == 0 else min(item.score, out[i - 1].score)
+        if score != item.score:
+            out[i] = item.model_copy(update={"score": score})
+    return out, added
 
 
 def _fill_from_plain(
