@@ -2,9 +2,13 @@
 
 It does multi-hop search with no model at all, as a pure function of the `PolicyView`:
 
-1. Decompose the question (entities, quoted strings, the options of a comparison, the
-   relation words of a compositional question) and search the question and every
-   sub-query in parallel; grep quoted strings and identifiers verbatim.
+0. Depth follows the question (docs/decisions/0018): the first round is the plain search
+   of the question with a grep of every name it types (options, variables, functions,
+   files: `_plan_names`). A question of one place (`_one_place`) stops there when that
+   search covers it, or after one more round; its chunks that write a typed name lead.
+1. A question whose shape needs several places (a comparison, a chain of relations) is
+   decomposed (entities, quoted strings, the options of a comparison, the relation
+   words) and its sub-queries are searched beside the question in the first round.
 2. Each later round takes the best surfaced pages about the question's entities (the
    anchors), pulls the names their text gives near the question's relation words (the
    bridge entities: "son of X" for "father", "directed by Y" for "director"), and
@@ -13,7 +17,8 @@ It does multi-hop search with no model at all, as a pure function of the `Policy
 3. Before the context nears the threshold it prunes the lowest-value chunks.
 4. It stops when a round surfaced nothing new, when nothing is left to ask, or at
    max_turns, and answers with the surfaced chunks ranked by `score_chunks`, each with
-   a justification naming the sub-query or hop that found it.
+   a justification naming the sub-query or hop that found it, flagged `not_found` when
+   nothing it surfaced matches the question's key terms (`_plan_depth`).
 
 Every decision is recomputed from the view (the calls already made are read back from
 the rendered messages), so the same view always gives the same decision.
