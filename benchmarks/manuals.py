@@ -71,7 +71,6 @@ import argparse
 import asyncio
 import gzip
 import hashlib
-import importlib.util
 import json
 import os
 import random
@@ -106,6 +105,10 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+# Another checkout runs as store_ab.py runs it (its `farm` of symlinks).
+sys.path.insert(0, str(HERE))
+import store_ab  # noqa: E402
+
 CACHE = HERE / ".cache" / "manuals"
 DEBS = CACHE / "debs"
 ROOT = CACHE / "root"
@@ -1437,20 +1440,11 @@ _INDEX_CODE = (
 
 
 def index_fingerprint() -> str:
-    """A hash of the code that decides what the store holds: a store built by other code
-    is rebuilt, never reused."""
-    digest = hashlib.sha256()
-    for name in _INDEX_CODE:
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            continue
-        origin = Path(spec.origin).resolve()
-        root = origin.parent if origin.name == "__init__.py" else origin
-        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                digest.update(f"{name}:{path.relative_to(root.parent)}\0".encode())
-                digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    """A hash of the code that decides what the store holds (the readers too: a store
+    built by other code is rebuilt, never reused)."""
+    from sift.integrations.eval import code_fingerprint
+
+    return code_fingerprint(_INDEX_CODE)
 
 
 def open_store(manifest: dict[str, Any], bar: Progress) -> tuple[Any, bool]:
@@ -1605,23 +1599,12 @@ def answer(questions: list[dict[str, Any]], systems: Sequence[str], label: str) 
     }
 
 
-def _farm(checkout: Path, into: Path) -> Path:
-    """A `sift` package of symlinks into `checkout`'s root folders (setup.py's mapping)."""
-    package = into / "sift"
-    package.mkdir(parents=True)
-    for item in (checkout / "core").iterdir():
-        (package / item.name).symlink_to(item)
-    for sub in ("nodes", "graphs", "integrations"):
-        (package / sub).symlink_to(checkout / sub)
-    return into
-
-
 def answer_before(
     checkout: Path, systems: Sequence[str], half: str, limit: int | None
 ) -> dict[str, Any]:
     """The same questions answered by another checkout's sift, in a fresh interpreter."""
     with tempfile.TemporaryDirectory() as folder:
-        farm = _farm(checkout.resolve(), Path(folder))
+        farm = store_ab.farm(checkout.resolve(), Path(folder))
         out = Path(folder) / "before.json"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(farm), env.get("PYTHONPATH")]))

@@ -76,7 +76,7 @@ def one(corpus: str, queries: int) -> dict[str, Any]:
     return result
 
 
-def _farm(checkout: Path, into: Path) -> Path:
+def farm(checkout: Path, into: Path) -> Path:
     """A `sift` package of symlinks into `checkout`'s root folders (setup.py's mapping)."""
     package = into / "sift"
     package.mkdir(parents=True)
@@ -108,12 +108,12 @@ def compare(before: Path, corpora: list[str], rounds: int, queries: int) -> dict
 
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as folder, Progress() as progress:
-        farm = str(_farm(before.resolve(), Path(folder)))
+        before_farm = str(farm(before.resolve(), Path(folder)))
         task = progress.add_task("store A/B", total=rounds * 2 * len(corpora))
         for number in range(rounds):
             # Which side goes first alternates too: a neighbour's load that rises during
             # a round weighs on both sides alike.
-            sides = [("before", farm), ("after", None)]
+            sides = [("before", before_farm), ("after", None)]
             for side, path in sides if number % 2 == 0 else sides[::-1]:
                 for corpus in corpora:
                     result = _run(corpus, queries, path)

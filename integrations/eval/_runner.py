@@ -42,6 +42,7 @@ __all__ = [
     "POLICIES",
     "EvalConfig",
     "EvalRun",
+    "code_fingerprint",
     "default_store_cache",
     "open_cached_store",
     "parse_modes",
@@ -132,13 +133,14 @@ def _cache_dir(root: Path, dataset: Dataset, embedder: str) -> Path:
     return root / f"{dataset.name}-{safe}-{where}"
 
 
-def _index_fingerprint() -> str:
-    """A hash of the code and model files that decide what an index holds (stores,
-    chunking, embedders): a cached store built by other code is rebuilt, never reused."""
+def code_fingerprint(modules: Sequence[str] = _INDEX_CODE) -> str:
+    """A hash of the files of `modules` (by default the code and model files that decide
+    what an index holds: stores, chunking, embedders): a cached store built by other
+    code is rebuilt, never reused."""
     import importlib.util
 
     digest = hashlib.sha256()
-    for name in _INDEX_CODE:
+    for name in modules:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
             continue
@@ -173,7 +175,7 @@ def open_cached_store(
     wanted = {
         "corpus_sha256": dataset.corpus_sha256,
         "embedder": embedder,
-        "index_code": _index_fingerprint(),
+        "index_code": code_fingerprint(),
     }
     if manifest_path.is_file():
         try:
