@@ -48,6 +48,22 @@ def _wait(driver: Any, condition: Any, timeout: float = 60.0) -> Any:
     return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
 
 
+def _run_and_wait(browser: Any) -> None:
+    """Runs the /ui page's search and waits until its trace is drawn (or it failed)."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "run").click()
+    _wait(
+        browser,
+        lambda d: (
+            d.find_element(By.ID, "sift-trace").get_attribute("data-state") == "done"
+            or d.find_element(By.ID, "status").get_attribute("data-state") == "error"
+        ),
+    )
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith("Done: stopped because"), status
+
+
 def _texts(driver: Any, selector: str) -> list[str]:
     from selenium.webdriver.common.by import By
 
@@ -364,16 +380,7 @@ def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question
     rollouts = browser.find_element(By.ID, "rollouts")
     rollouts.clear()
     rollouts.send_keys("2")
-    browser.find_element(By.ID, "run").click()
-    _wait(
-        browser,
-        lambda d: (
-            d.find_element(By.ID, "sift-trace").get_attribute("data-state") == "done"
-            or d.find_element(By.ID, "status").get_attribute("data-state") == "error"
-        ),
-    )
-    status = browser.find_element(By.ID, "status").text
-    assert status.startswith("Done: stopped because"), status
+    _run_and_wait(browser)
     assert console(browser) == []
 
     # The progress streamed (one line per event) and the trace is drawn by the renderer.
@@ -409,14 +416,5 @@ def test_ui_shows_each_passages_page_and_section(browser, located_root, tmp_path
         _wait(browser, lambda d: d.find_element(By.ID, "collection").get_attribute("data-loaded"))
         assert _texts(browser, "#collection option") == ["reports"]
         browser.find_element(By.ID, "question").send_keys(LOCATED_QUESTION)
-        browser.find_element(By.ID, "run").click()
-        _wait(
-            browser,
-            lambda d: (
-                d.find_element(By.ID, "sift-trace").get_attribute("data-state") == "done"
-                or d.find_element(By.ID, "status").get_attribute("data-state") == "error"
-            ),
-        )
-        status = browser.find_element(By.ID, "status").text
-        assert status.startswith("Done: stopped because"), status
+        _run_and_wait(browser)
         assert_places_drawn(browser)
