@@ -246,6 +246,9 @@ class PolicyView(BaseModel):
     # The chunk ids of the episode's first search of the question as written, in that
     # search's order (some may have been shown by another call of the same turn).
     question_hits: list[str] = Field(default_factory=list)
+    # Each search_corpus query's chunk ids in that search's order (its first run; some
+    # were shown by an earlier call and not again).
+    search_hits: dict[str, list[str]] = Field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- results

@@ -124,6 +124,9 @@ class Episode(BaseModel):
     # The first search of the question as written, in its own order (before the turn's
     # other calls took some of its chunks): what one plain search finds.
     question_hits: list[str] = Field(default_factory=list)
+    # Each search query's own ranking (its first run, before other calls' chunks were
+    # taken out): how a policy orders what one sub-query found.
+    search_hits: dict[str, list[str]] = Field(default_factory=dict)
     # The turn whose search of the question ran as the plain (single-shot) search.
     plain_search_turn: int | None = None
     # The chunks of that plain search, all it returned (top_k of them).
@@ -370,4 +373,5 @@ class Episode(BaseModel):
             search_max_chunks=config.search_max_chunks,
             grep_max_hits=config.grep_max_hits,
             question_hits=list(self.question_hits),
+            search_hits={q: list(ids) for q, ids in self.search_hits.items()},
         )

@@ -119,6 +119,9 @@ def observe(
         note: str | None = outcome.get("note")
         chunks = outcome.get("chunks", [])
         if call.name == "search_corpus":
+            episode.search_hits.setdefault(
+                item.argument.strip(), [c.chunk_id for c in chunks[: limits.search_max_chunks]]
+            )
             if not episode.question_hits and item.argument.strip() == episode.question.strip():
                 episode.question_hits = [c.chunk_id for c in chunks[: limits.search_max_chunks]]
                 if episode.plain_search_turn == turn:

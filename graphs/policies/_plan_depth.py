@@ -33,6 +33,8 @@ __all__ = [
     "names_first",
     "not_found_flags",
     "question_order",
+    "round_robin",
+    "search_order",
     "writes_name",
 ]
 
@@ -55,6 +57,31 @@ def question_order(view: PolicyView) -> list[str]:
         and sc.found_by[0].argument == view.question
     ]
     return [cid for _, cid in sorted(hits)]
+
+
+def search_order(view: PolicyView, query: str) -> list[str]:
+    """The chunks one search surfaced, in that search's order."""
+    hits = view.search_hits.get(query.strip())
+    if hits is not None:
+        return [c for c in hits if c in view.seen]
+    found = [
+        (sc.first_rank, cid)
+        for cid, sc in view.seen.items()
+        if any(f.tool == "search_corpus" and f.argument == query for f in sc.found_by)
+    ]
+    return [cid for _, cid in sorted(found)]
+
+
+def round_robin(orders: list[list[str]]) -> list[str]:
+    """The first of each order, then the second of each, and so on; once each."""
+    out: list[str] = []
+    taken: set[str] = set()
+    for depth in range(max((len(o) for o in orders), default=0)):
+        for order in orders:
+            if depth < len(order) and order[depth] not in taken:
+                taken.add(order[depth])
+                out.append(order[depth])
+    return out
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,15 @@ class HeuristicPlannerConfig(BaseSettings):
     # this share of the question's content words (IDF-weighted), or `not_found:<name>`
     # when a name the question types occurs nowhere (its grep found nothing).
     not_found_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    # A question that asks for its parts one by one ("both A and B", "A and B each",
+    # 「A」と「B」, それぞれ) in a corpus of pages or sections: after the first round each
+    # part is searched on its own with the question's scope, and the final list takes
+    # the best of the plain search and of each part's search in turn (then stops).
+    part_searches: bool = True
+    # How many of each part's search (after the chunks under a heading that names the
+    # part) take turns with the plain search's; past them the plain search's order goes
+    # on alone, so what one plain search ranked 6th is not pushed past the top 10.
+    part_depth: int = Field(default=3, ge=0)
 
     # --- how questions and passages are read (TextLimits) ---
     # A quoted string of this many characters is a name to search and grep.

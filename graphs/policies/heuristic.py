@@ -40,10 +40,13 @@ from sift.graphs.policies._plan_depth import (
     names_first,
     not_found_flags,
     question_order,
+    round_robin,
+    search_order,
     writes_name,
 )
 from sift.graphs.policies._plan_graph import GraphFusion, fuse_with_graph, graph_bridges
 from sift.graphs.policies._plan_names import named_identifiers
+from sift.graphs.policies._plan_parts import QuestionParts, question_parts, under_heading
 from sift.graphs.policies._plan_rank import ChunkScore, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig, TextLimits, Weights
@@ -130,6 +133,9 @@ class HeuristicPlanner:
         # harness falls back to its own ranking.
         if rounds and view.turn >= view.max_turns:
             return self._final(view, ranked, "max_turns reached")
+        parts = self._parts(view) if rounds else None
+        if parts is not None:
+            return self._part_step(view, ranked, parts, issued, rounds)
         if rounds and not last_was_prune and not _added_last_round(view):
             return self._final(view, ranked, "the last round surfaced nothing new")
         one_place = rounds > 0 and self._one_place(plan, view, ranked)
@@ -182,6 +188,68 @@ class HeuristicPlanner:
         return Decision(tool_calls=calls, content=f"round {rounds + 1}: {len(calls)} calls")
 
     # ------------------------------------------------------------------ rounds
+
+    def _parts(self, view: PolicyView) -> QuestionParts | None:
+        """The parts the question asks for one by one, when the plain search's best
+        chunks sit in pages or sections (an encyclopedia's "both A and B" is a
+        comparison, and the entity hops serve it)."""
+        if not self.config.part_searches:
+            return None
+        parts = question_parts(view.question)
+        if parts is None:
+            return None
+        top = question_order(view)[: self.config.early_stop_top]
+        located = sum(1 for c in top if _located(view.seen[c]))
+        return parts if top and 2 * located > len(top) else None
+
+    def _part_step(
+        self,
+        view: PolicyView,
+        ranked: list[ChunkScore],
+        parts: QuestionParts,
+        issued: set[tuple[str, str]],
+        rounds: int,
+    ) -> Decision:
+        """One search per part, then the final list (a prune first when the context
+        needs one)."""
+        queries = parts.queries()
+        pending = [q for q in queries if ("search_corpus", q.strip().lower()) not in issued]
+        if not pending or view.turn >= view.max_turns:
+            why = (
+                f"the question asks for {len(queries)} parts ("
+                + "; ".join(parts.parts)
+                + "): the plain search and one search of each ran"
+            )
+            return self._final(view, ranked, why, parts=parts)
+        prune = self._prune_call(view, ranked)
+        if prune is not None:
+            return Decision(tool_calls=[prune], content="Context near the threshold: pruning.")
+        calls = [
+            ToolCall(id=f"h{view.turn}_{i}", name="search_corpus", arguments={"query": q})
+            for i, q in enumerate(pending)
+        ]
+        return Decision(tool_calls=calls, content=f"round {rounds + 1}: one search for each part")
+
+    @staticmethod
+    def _part_order(
+        view: PolicyView, part: str, found: list[str], ranked: list[str], depth: int
+    ) -> list[str]:
+        """A part's list: the chunks surfaced under a heading that names the part (its
+        own search's first, then any other call's), then the rest of its search. A
+        search leaves out what earlier calls showed, so a heading found by the plain
+        search is looked for there too."""
+        candidates = found + [c for c in ranked if c not in set(found)]
+        named = under_heading(
+            part, [(c, view.seen[c].chunk.metadata, view.seen[c].chunk.title) for c in candidates]
+        )
+        # Then the chunks that write a name the part types (the greps found them).
+        names = named_identifiers(part)
+        named += [
+            c
+            for c in candidates
+            if c not in set(named) and any(writes_name(view.seen[c], n) for n in names)
+        ]
+        return named + [c for c in found if c not in set(named)][:depth]
 
     def _one_place(self, plan: QuestionPlan, view: PolicyView, ranked: list[ChunkScore]) -> bool:
         """The question asks about one place: its shape is not a comparison or a chain of
@@ -382,16 +450,30 @@ class HeuristicPlanner:
         *,
         early: bool = False,
         one_place: bool = False,
+        parts: QuestionParts | None = None,
     ) -> Decision:
         floor = ranked[0].score * self.config.min_relative_score if ranked else 0.0
         by_id = {s.chunk_id: s for s in ranked}
         searched = question_order(view)
-        if early:
+        via: dict[str, str] = {}
+        if parts is not None:
+            # The best of the plain search, then of each part's, in turn: a part that
+            # the whole question's words rank low still leads its own list. The score
+            # floor is the planner's view of the whole question, so it does not apply.
+            orders = [
+                self._part_order(
+                    view, part, search_order(view, query), list(by_id), self.config.part_depth
+                )
+                for part, query in zip(parts.parts, parts.queries(), strict=True)
+            ]
+            order = [c for c in round_robin([*orders, searched]) if c in by_id]
+            order += [c for c in by_id if c not in set(order)]
+            floor = float("-inf")
+        elif early:
             # The first search covered the question: its order stands, and what else the
             # round found (the greps' hits) follows in the planner's order.
             order = [c for c in searched if c in by_id]
             order += [c for c in by_id if c not in set(order)]
-            via: dict[str, str] = {}
         else:
             # The entity graph of what was read reorders the list (before the cut to
             # top_k, so a chunk it reaches through a bridge entity can enter), and the
@@ -408,7 +490,9 @@ class HeuristicPlanner:
                 fusion_k=self.config.question_fusion_k,
             )
         names = named_identifiers(view.question)
-        if self.config.names_first:
+        if self.config.names_first and parts is None:
+            # (A question of parts has a list for each: a name one part types does not
+            # put every chunk that writes it above the other part's.)
             order = names_first(order, view, names)
         position = {cid: i for i, cid in enumerate(by_id)}
         kept = [
@@ -451,8 +535,8 @@ class HeuristicPlanner:
         )
         # A question of one place and one part: one plain search's order is the answer's
         # (a question of two parts, "A and B", keeps the planner's fusion of both).
-        parts = {p.lower() for p in (*plan.entities, *plan.quoted, *self._names(plan.question))}
-        keep = one_place and len(parts) < 2
+        pieces = {p.lower() for p in (*plan.entities, *plan.quoted, *self._names(plan.question))}
+        keep = one_place and parts is None and len(pieces) < 2
         return Decision(
             final=final, content=f"Concluding: {why}.", flags=flags, keep_plain_order=keep
         )
