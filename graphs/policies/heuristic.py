@@ -433,9 +433,15 @@ class HeuristicPlanner:
         target = view.tokens_used - int(self.config.prune_to * view.threshold)
         victims: list[str] = []
         freed = 0
+        # A chunk that writes a name the question types is what the question asks for,
+        # however the rest of its words score: it is never pruned (pruned, it would
+        # also read as "the name occurs nowhere").
+        names = self._names(view.question) if self.config.names_first else ()
         for s in reversed(ranked[self.config.keep_top :]):
             if freed >= target:
                 break
+            if names and any(writes_name(view.seen[s.chunk_id], n) for n in names):
+                continue
             victims.append(s.chunk_id)
             freed += view.seen[s.chunk_id].tokens
         if not victims:

@@ -316,3 +316,75 @@ def test_a_chunk_the_policy_pruned_is_not_brought_back(store, question) -> None:
     )
     result = asyncio.run(asearch(question, store, policy=policy, top_k=10))
     assert first not in [e.chunk_id for e in result.evidence]
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("What does the Mailer handbook say the --after-build option does?", "--after-build"),
+        ("Mailer ハンドブックの --after-build オプションは何をしますか?", "--after-build"),
+    ],
+)
+def test_a_prune_keeps_the_chunk_that_writes_a_typed_name(question: str, name: str) -> None:
+    # The chunk holding the name shares none of the question's other words, so it scores
+    # last; the context is over the threshold and the planner prunes from the bottom.
+    # Pruned, the name would read as "found nowhere" (issue 44: the Japanese identifier
+    # questions of the manuals benchmark lost their gold this way).
+    from sift.graphs.policies._plan_rank import score_chunks
+    from sift.graphs.policies.heuristic import _plan
+    from sift.types import Chunk, FoundBy, PolicyView, SeenChunk
+
+    def seen(cid: str, text: str, tool: str, argument: str, rank: int) -> SeenChunk:
+        chunk = Chunk(chunk_id=cid, doc_id=cid.rsplit("_", 1)[0], index=0, text=text)
+        return SeenChunk(
+            chunk=chunk,
+            tokens=400,
+            found_by=[FoundBy(tool=tool, argument=argument, turn=1)],
+            first_rank=rank,
+        )
+
+    chunks = {
+        f"handbook/page-{i}_0": seen(
+            f"handbook/page-{i}_0",
+            f"The Mailer handbook says what each option does (page {i}); Mailer ハンドブックの"
+            f"オプションは何をしますか ({i}).",
+            "search_corpus",
+            question,
+            i,
+        )
+        for i in range(12)
+    }
+    chunks["build/log_4"] = seen(
+        "build/log_4",
+        f" dpkg-source {name} .\ndpkg-buildpackage: binary-only",
+        "grep_corpus",
+        name,
+        0,
+    )
+    planner = HeuristicPlanner(HeuristicPlannerConfig(keep_top=2))
+    view = PolicyView(
+        question=question,
+        turn=2,
+        max_turns=10,
+        messages=[],
+        seen=chunks,
+        tokens_used=30_000,
+        threshold=16_384,
+        rejection=24_576,
+        budget=32_768,
+    )
+    ranked = score_chunks(_plan(question, planner.weights.text_limits), chunks, planner.weights)
+    assert ranked[-1].chunk_id == "build/log_4" or any(
+        s.chunk_id == "build/log_4" for s in ranked[-4:]
+    )
+    prune = planner._prune_call(view, ranked)
+    assert prune is not None and prune.arguments["chunk_ids"]
+    assert "build/log_4" not in prune.arguments["chunk_ids"]
+    # Without a typed name the same chunk is fair game.
+    unnamed = planner._prune_call(
+        view.model_copy(update={"question": question.replace(f" {name}", "")}), ranked
+    )
+    assert unnamed is not None and "build/log_4" in unnamed.arguments["chunk_ids"]
