@@ -7,6 +7,8 @@ __all__ = [
     "CorpusError",
     "DocumentError",
     "IncompatibleStoreError",
+    "IndexDamagedError",
+    "InvalidFilterError",
     "InvalidPatternError",
     "InvalidQueryError",
     "MissingExtraError",
@@ -14,6 +16,7 @@ __all__ = [
     "ModelServerError",
     "NotAStoreError",
     "SiftError",
+    "StoreDamagedError",
     "StoreLockedError",
     "StoreUnavailableError",
 ]
@@ -25,6 +28,11 @@ class SiftError(Exception):
 
 class InvalidQueryError(SiftError, ValueError):
     """A query is empty, too long, or otherwise unusable."""
+
+
+class InvalidFilterError(SiftError, ValueError):
+    """A metadata filter is malformed: an unknown operator, a value that is not a scalar,
+    more conditions or values than a filter may hold. The message names the part."""
 
 
 class InvalidPatternError(SiftError, ValueError):
@@ -55,6 +63,27 @@ class IncompatibleStoreError(CorpusError):
 class StoreLockedError(CorpusError):
     """Another process is writing to the store: this write is refused before anything of
     it is stored. The message names the other writer where the store knows it."""
+
+
+class IndexDamagedError(CorpusError):
+    """An index derived from a store's SQLite file (BM25, vectors, grep's trigrams) is
+    damaged or gone: bytes flipped on disk, files removed under a running process. A
+    process that may write the store rebuilds it from SQLite; `kind` names it
+    ("lexical", "vectors", "trigrams")."""
+
+    def __init__(self, message: str, kind: str = "lexical") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def __reduce__(self) -> tuple[type[IndexDamagedError], tuple[str, str]]:
+        # Crosses a pipe from a search process with its kind (the default pickling
+        # would call __init__ with the message alone).
+        return (type(self), (str(self), self.kind))
+
+
+class StoreDamagedError(CorpusError):
+    """A store's source of truth (its SQLite file) is damaged: restore it from a backup
+    or index the documents again. (Damaged derived indexes are rebuilt, never this.)"""
 
 
 class StoreUnavailableError(CorpusError):

@@ -52,8 +52,10 @@ SEARCH_TOOL_DESCRIPTION = (
 
 QUESTION_DESCRIPTION = "One self-contained question, in the user's language."
 FILTERS_DESCRIPTION = (
-    'Metadata filter: {"lang": "en"} (equality), {"tag": ["a", "b"]} (any of), '
-    '{"year": {"gte": 2000, "lt": 2010}} (range); keys are and-ed.'
+    'Metadata filter: {"lang": "en"} (equality), {"format": ["markdown", "pdf"]} (any of), '
+    '{"page": {"gte": 3, "lte": 5}} (range); keys are and-ed. Fields: the metadata of '
+    "documents (files carry lang and format), doc_id, title, and each passage's page and "
+    "section."
 )
 # The most passages one delegated search returns (the CLI's --top-k bound).
 MAX_TOP_K = 200

@@ -26,9 +26,10 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Chunks whose text matches a regular expression."""
+        spec = parse_filters(filters or [])  # a bad filter is refused before the store opens
         corpus = open_store(store, create=False)
         try:
-            result = corpus.grep(pattern, k=limit, filters=parse_filters(filters or []))
+            result = corpus.grep(pattern, k=limit, filters=spec)
         finally:
             corpus.close()
         if not result.hits:

@@ -13,8 +13,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sift.errors import SiftError
-from sift.filters import Filter
+from sift.errors import InvalidFilterError, SiftError
+from sift.filters import Filter, parse_filter
 from sift.integrations.cli._options import (
     FilterOption,
     JsonOption,
@@ -69,26 +69,40 @@ HtmlOption = Annotated[
 
 
 def parse_filters(items: list[str]) -> Filter | None:
-    """`key=value` pairs (values parsed as JSON when they can be) or one JSON object."""
+    """`--filter` options, and-ed: `key=value` pairs (values parsed as JSON when they can
+    be) or JSON objects, checked by `sift.filters.parse_filter` as HTTP and MCP check
+    theirs. A bad one is InvalidFilterError naming the option, which `sift` prints as
+    one `sift: error:` line (exit code 2), never a search that finds nothing."""
     if not items:
         return None
     spec: dict[str, Any] = {}
     for item in items:
-        if item.lstrip().startswith("{"):
-            try:
-                spec.update(json.loads(item))
-            except json.JSONDecodeError as exc:
-                message = f"--filter {item!r} is not valid JSON: {exc.msg}"
-                raise typer.BadParameter(message) from None
-            continue
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"--filter {item!r}: expected KEY=VALUE or a JSON object")
+        part = _filter_item(item)
         try:
-            spec[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            spec[key] = raw
-    return Filter.of(spec)
+            parse_filter(part)
+        except InvalidFilterError as exc:
+            raise InvalidFilterError(f"--filter {item!r}: {exc}") from None
+        spec.update(part)
+    try:
+        return parse_filter(spec)
+    except InvalidFilterError as exc:  # together, too many conditions or mixed forms
+        raise InvalidFilterError(f"--filter: {exc}") from None
+
+
+def _filter_item(item: str) -> dict[str, Any]:
+    if item.lstrip().startswith("{"):
+        try:
+            data: dict[str, Any] = json.loads(item)  # an object: it starts with "{"
+        except json.JSONDecodeError as exc:
+            raise InvalidFilterError(f"--filter {item!r} is not valid JSON: {exc.msg}") from None
+        return data
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise InvalidFilterError(f"--filter {item!r}: expected KEY=VALUE or a JSON object")
+    try:
+        return {key: json.loads(raw)}
+    except json.JSONDecodeError:
+        return {key: raw}
 
 
 def _policy(

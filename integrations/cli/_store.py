@@ -23,36 +23,13 @@ from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
 from sift.integrations.stores.locations import location_label
+from sift.languages import guess_language
 from sift.protocols import Corpus
 
-__all__ = ["guess_language", "register"]
+__all__ = ["register"]
 
 # Documents whose first chunk `sift stats` reads to tell the store's languages.
 _LANGUAGE_SAMPLE = 1_000
-
-
-def guess_language(text: str) -> str:
-    """A language tag from the text's script: `ja` (any kana), `ko` (hangul), `zh` (han
-    without kana), `ru` (Cyrillic), `latin` (Latin letters: English or another European
-    language; the script cannot tell which), else `other`."""
-    kana = hangul = han = cyrillic = latin = 0
-    for c in text[:2_000]:
-        code = ord(c)
-        if 0x3040 <= code <= 0x30FF or 0xFF66 <= code <= 0xFF9F:
-            kana += 1
-        elif 0xAC00 <= code <= 0xD7AF:
-            hangul += 1
-        elif 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF:
-            han += 1
-        elif 0x0400 <= code <= 0x04FF:
-            cyrillic += 1
-        elif c.isalpha() and code < 0x0250:
-            latin += 1
-    if kana:
-        return "ja"
-    counts = {"ko": hangul, "zh": han, "ru": cyrillic, "latin": latin}
-    best = max(counts, key=lambda k: counts[k])
-    return best if counts[best] else "other"
 
 
 def _catalog(corpus: Corpus, command: str) -> DocumentCatalog:
@@ -64,7 +41,8 @@ def _catalog(corpus: Corpus, command: str) -> DocumentCatalog:
 
 def _languages(corpus: Corpus, documents: int) -> tuple[dict[str, int], int]:
     """Documents per language among an even sample of up to 1,000 documents (metadata
-    `lang` when a document has one, else the script of its first chunk)."""
+    `lang` when a document has one, as every file `sift index` reads has; else the guess
+    `sift index` makes, from its first chunk)."""
     if not isinstance(corpus, DocumentCatalog) or documents == 0:
         return {}, 0
     stride = max(1, documents // _LANGUAGE_SAMPLE)

@@ -22,9 +22,8 @@ from sift.integrations.http._errors import (
 from sift.integrations.http._native import (
     CollectionName,
     DocumentId,
-    FullFilter,
+    Filters,
     KeyDep,
-    ShortFilter,
     _filter,
 )
 from sift.integrations.http._validation import RequestModel
@@ -79,9 +78,7 @@ class GrepRequest(RequestModel):
         "back-references). Case-sensitive unless it starts with `(?i)`.",
     )
     top_k: int = Field(default=5, ge=1, description="How many passages at most.")
-    filters: FullFilter | ShortFilter | None = Field(
-        default=None, description="The same filters as /v1/search takes."
-    )
+    filters: Filters = Field(default=None, description="The same filters as /v1/search takes.")
 
 
 class GrepAnswer(BaseModel):

@@ -14,14 +14,17 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from starlette.background import BackgroundTask
 
+from sift.errors import InvalidFilterError
 from sift.filters import MAX_FILTER_CONDITIONS, MAX_FILTER_VALUES, Filter, FilterOp, parse_filter
 from sift.integrations.http._deps import (
     Service,
@@ -141,15 +144,34 @@ ShortFilter = Annotated[
 ]
 
 
+def _checked_filter(value: Any) -> Any:
+    """The filter as sent, checked first by `parse_filter`, the check the CLI, MCP and
+    Python faces make: a bad one is refused with its one line (`year: unknown operator
+    'gt_e'; the operators are ...`), not with pydantic's report of how it failed each
+    form of the union."""
+    try:
+        parse_filter(value)
+    except InvalidFilterError as exc:
+        # No context: the message is not a template (it may hold "{field, op, value}").
+        raise PydanticCustomError("invalid_filter", str(exc)) from None
+    return value
+
+
+# The `filters` of a search or grep request: the forms the OpenAPI document describes.
+Filters = Annotated[FullFilter | ShortFilter | None, BeforeValidator(_checked_filter)]
+
+
 class SearchRequest(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     collection: str = Field(min_length=1, max_length=128, pattern=COLLECTION_PATTERN)
     question: str = Field(min_length=1, pattern=NOT_BLANK)
-    filters: FullFilter | ShortFilter | None = Field(
+    filters: Filters = Field(
         default=None,
-        description='Short form {"lang": "en", "year": {"gte": 2000}} or a full filter '
-        '{"logic": "and", "conditions": [{"field": ..., "op": ..., "value": ...}]}.',
+        description='Short form {"lang": "en", "page": {"gte": 3, "lte": 5}} or a full '
+        'filter {"logic": "and", "conditions": [{"field": ..., "op": ..., "value": ...}]}. '
+        "Fields: the documents' metadata (files carry lang and format), doc_id, title, "
+        "and each passage's page and section.",
     )
     top_k: int | None = Field(default=None, ge=1)
     mode: SearchModeName | None = Field(default=None, description="Default: the collection's.")

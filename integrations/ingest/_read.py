@@ -28,7 +28,9 @@ from sift.integrations.ingest._office import docx_file, pptx_file
 from sift.integrations.ingest._pdf import pdf_file
 from sift.integrations.ingest._results import ExtractedFile, InputProblem
 from sift.integrations.ingest._text import markdown_document, text_document
-from sift.integrations.ingest._walk import HEAVY_KINDS, InputFile
+from sift.integrations.ingest._walk import HEAVY_KINDS, FileKind, InputFile
+from sift.integrations.interpreters import safe_path_children
+from sift.languages import guess_language
 from sift.types import Document
 
 __all__ = ["FileRead", "extract", "read_files"]
@@ -53,14 +55,34 @@ class FileRead:
     skipped: bool
 
 
+def _described(document: Document, kind: FileKind) -> Document:
+    """The document with metadata `format` (how its file was read: `pdf`, `markdown`,
+    `jsonl`...) and `lang` (`sift.languages.guess_language` of its text), what files can
+    be filtered on. A `format` or `lang` the record already holds (a JSONL line's own
+    metadata) is kept as given: the user knows better than a guess."""
+    added: dict[str, str] = {}
+    if "format" not in document.metadata:
+        added["format"] = kind
+    if "lang" not in document.metadata:
+        added["lang"] = guess_language(document.text)
+    if not added:
+        return document
+    return document.model_copy(update={"metadata": {**document.metadata, **added}})
+
+
 def _read(file: InputFile) -> ExtractedFile:
     meta = {"source": str(file.absolute)}
     if file.kind == "jsonl":
-        return jsonl_file(file.path, file.source)
+        result = jsonl_file(file.path, file.source)
+        # A stream: each line is described as it is read.
+        result.documents = (_described(d, file.kind) for d in result.documents)
+        return result
     if file.kind in _FILE_READERS:
-        return _FILE_READERS[file.kind](file.path, file.doc_id, meta, file.source)
+        result = _FILE_READERS[file.kind](file.path, file.doc_id, meta, file.source)
+        result.documents = [_described(d, file.kind) for d in result.documents]
+        return result
     document = _DOCUMENT_READERS[file.kind](file.path, file.doc_id, meta)
-    return ExtractedFile(file.source, [document])
+    return ExtractedFile(file.source, [_described(document, file.kind)])
 
 
 def extract(file: InputFile) -> ExtractedFile:
@@ -100,13 +122,16 @@ class _Pool:
         self._executor: ProcessPoolExecutor | None = None
 
     def submit(self, file: InputFile) -> Future[ExtractedFile]:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(
-                self._jobs,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_quiet_worker,
-            )
-        return self._executor.submit(extract, file)
+        # A submit may start a worker (spawn adds one while none is idle, up to `jobs`):
+        # none may import from the folder the user runs sift in.
+        with safe_path_children():
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    self._jobs,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_quiet_worker,
+                )
+            return self._executor.submit(extract, file)
 
     def reset(self) -> None:
         self.close()

@@ -12,10 +12,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from pydantic import ValidationError
-
-from sift.errors import InvalidQueryError
-from sift.filters import Filter
+from sift.errors import InvalidFilterError, InvalidQueryError
+from sift.filters import Filter, parse_filter
 from sift.integrations.stores.fusion import check_alpha
 from sift.integrations.stores.patterns import compile_pattern
 from sift.types import SearchMode
@@ -96,19 +94,17 @@ def check_mode(mode: str) -> SearchMode:
 
 
 def check_filters(filters: Filter | Mapping[str, Any] | None) -> Filter | None:
-    """A Filter with at least one condition, or None for "no filter"."""
+    """A Filter with at least one condition, or None for "no filter"; InvalidFilterError
+    (from `sift.filters.parse_filter`, the check every face shares) for a malformed one."""
     if filters is not None and not isinstance(filters, Filter | Mapping):
-        raise ValueError(
+        raise InvalidFilterError(
             "filters must be a Filter or a mapping of metadata field to value "
             f"(such as {{'lang': 'en'}}), got {type(filters).__name__}"
         )
     try:
-        spec = Filter.of(filters)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'filter'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ValueError(f"invalid filters: {problems}") from None
+        spec = parse_filter(filters)
+    except InvalidFilterError as exc:
+        raise InvalidFilterError(f"invalid filters: {exc}") from None
     return spec if spec is not None and spec.conditions else None
 
 

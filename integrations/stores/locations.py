@@ -29,6 +29,7 @@ from itertools import pairwise
 from typing import Any
 
 __all__ = [
+    "CHUNK_KEYS",
     "LOCATION_KEYS",
     "PAGE_STARTS",
     "SECTION_STARTS",
@@ -44,6 +45,9 @@ PAGE_STARTS = "page_starts"
 SECTION_STARTS = "section_starts"
 SECTION_TITLES = "section_titles"
 LOCATION_KEYS = frozenset({PAGE_STARTS, SECTION_STARTS, SECTION_TITLES})
+# What `chunk_metadata` adds: a chunk's own, not its document's, so a filter on one of
+# them is judged chunk by chunk (`--filter '{"page": {"gte": 3, "lte": 5}}'`).
+CHUNK_KEYS = frozenset({"page", "pages", "section"})
 
 
 def _offsets(value: object) -> bool:

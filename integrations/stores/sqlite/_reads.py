@@ -15,15 +15,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sift.entity_graph import WalkResult
-from sift.errors import CorpusError
+from sift.errors import CorpusError, IndexDamagedError
 from sift.filters import Filter, matches
 from sift.integrations.stores._checks import check_doc_id, check_grep, check_ids, check_search
 from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.fusion import fuse
-from sift.integrations.stores.locations import chunk_metadata
+from sift.integrations.stores.locations import CHUNK_KEYS, chunk_metadata
 from sift.integrations.stores.patterns import literal_fragments
+from sift.integrations.stores.sqlite._derived import Derived
 from sift.integrations.stores.sqlite._grep import grep_rowids
+from sift.integrations.stores.sqlite._open import heal
 from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
 from sift.integrations.stores.sqlite._state import State, read_meta
 from sift.integrations.stores.sqlite._trigrams import trigram_bits
@@ -33,6 +35,7 @@ from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
 __all__ = ["documents", "get_chunks", "grep", "read", "search", "stats", "walk"]
 
 K = TypeVar("K")  # what a ranked list ranks: chunk rowids, or chunk ids
+T = TypeVar("T")
 
 _CHUNK_SQL = (
     "SELECT c.id, c.idx, c.text, c.start, c.end, d.doc_id, d.title, d.metadata "
@@ -70,22 +73,35 @@ def search(
         mode = "bm25"
     elif mode == "hybrid" and weight == 1.0:
         mode = "dense"
-    derived = state.indexes()
-    lexical, vectors = derived.lexical, derived.vectors
     checker = None if request.filters is None else _FilterCheck(state.conn(), request.filters)
     allowed = checker.allowed if checker is not None else None
-    if mode == "bm25":
-        ranked = _filtered(lambda n: lexical.search(text, n, blocked), k, allowed)
-    elif mode == "dense":
-        q = embed_query(state.embedder, text, vector)
-        ranked = _filtered(lambda n: vectors.search(q, n, blocked), k, allowed)
-    else:
-        q = embed_query(state.embedder, text, vector)
+    q = None if mode == "bm25" else embed_query(state.embedder, text, vector)
+
+    def rank(derived: Derived) -> list[tuple[int, float]]:
+        lexical, vectors = derived.lexical, derived.vectors
+        if mode == "bm25":
+            return _filtered(lambda n: lexical.search(text, n, blocked), k, allowed)
+        assert q is not None
+        if mode == "dense":
+            return _filtered(lambda n: vectors.search(q, n, blocked), k, allowed)
         width = max(state.options.hybrid_candidates, k)
         bm25 = _filtered(lambda n: lexical.search(text, n, blocked), width, allowed)
         dense = _filtered(lambda n: vectors.search(q, n, blocked), width, allowed)
-        ranked = fuse(state.options.fusion, dense, bm25, weight)[:k]
-    return _hits(state.conn(), ranked)
+        return fuse(state.options.fusion, dense, bm25, weight)[:k]
+
+    return _hits(state.conn(), _healing(state, rank))
+
+
+def _healing(state: State, ask: Callable[[Derived], T]) -> T:
+    """`ask` of the derived indexes; when an index turns out damaged (its engine fails:
+    files flipped or removed under the process), it is rebuilt from SQLite and asked
+    again, once: a second failure is raised."""
+    derived = state.indexes()
+    try:
+        return ask(derived)
+    except IndexDamagedError as damage:
+        heal(state, derived, damage)
+    return ask(state.indexes())
 
 
 def grep(
@@ -114,8 +130,12 @@ def grep(
         return checker.allowed(fresh) if checker.spec is not None else set(fresh)
 
     bits = trigram_bits(literal_fragments(pattern))
-    blocks = state.indexes().trigrams.candidates(bits) if len(bits) else None
-    ranked, more = grep_rowids(conn, regex, blocks, k, accept)
+
+    def run(derived: Derived) -> tuple[list[tuple[int, float]], bool]:
+        blocks = derived.trigrams.candidates(bits) if len(bits) else None
+        return grep_rowids(conn, regex, blocks, k, accept)
+
+    ranked, more = _healing(state, run)
     note = (
         f"showing the first {k} matching chunks in corpus order; more may match, "
         "narrow the pattern or exclude these ids to see others"
@@ -169,6 +189,7 @@ def stats(state: State) -> CorpusStats:
     meta = read_meta(conn)
     (count_documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
     (count_chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+    lexical_chunks = _healing(state, lambda derived: derived.lexical.count())
     derived = state.indexes()
     return _stats(
         state,
@@ -178,7 +199,7 @@ def stats(state: State) -> CorpusStats:
             **settings,
             "sequence": state.seq,
             "lexical_sequence": derived.lexical.seq,
-            "lexical_chunks": derived.lexical.count(),
+            "lexical_chunks": lexical_chunks,
             "vector_chunks": len(derived.vectors),
             "vector_index": "exact" if isinstance(derived.vectors, ExactVectors) else "ann",
             "source_root": meta.get("source_root"),
@@ -252,29 +273,49 @@ def _filtered(
 
 class _FilterCheck:
     """Evaluates a Filter on chunks by rowid with `sift.filters.matches`, the semantics
-    of record; a document's verdict is cached for the whole call."""
+    of record, on the record a search result carries: the document's metadata, and the
+    chunk's `page`, `pages` and `section` (`stores.locations.chunk_metadata`). A filter
+    on none of those three is judged once per document for the whole call."""
 
     def __init__(self, conn: sqlite3.Connection, spec: Filter | None) -> None:
         self.spec = spec
         self._conn = conn
         self._verdict: dict[int, bool] = {}
+        self._per_chunk = spec is not None and any(c.field in CHUNK_KEYS for c in spec.conditions)
 
     def allowed(self, rowids: list[int]) -> set[int]:
         unknown = [r for r in rowids if r not in self._verdict]
         for start in range(0, len(unknown), 900):
             part = unknown[start : start + 900]
             marks = ",".join("?" * len(part))
-            docs: dict[int, bool] = {}
-            for rowid, doc_rowid, doc_id, title, metadata in self._conn.execute(
-                "SELECT c.id, d.id, d.doc_id, d.title, d.metadata FROM chunks c "
-                f"JOIN documents d ON d.id = c.doc WHERE c.id IN ({marks})",
+            rows = self._conn.execute(
+                "SELECT c.id, c.start, c.end, d.id, d.doc_id, d.title, d.metadata "
+                f"FROM chunks c JOIN documents d ON d.id = c.doc WHERE c.id IN ({marks})",
                 part,
-            ):
-                if doc_rowid not in docs:
-                    record = {**json.loads(metadata), "doc_id": doc_id, "title": title}
-                    docs[doc_rowid] = matches(self.spec, record)
-                self._verdict[rowid] = docs[doc_rowid]
+            )
+            if self._per_chunk:
+                self._judge_chunks(rows)
+            else:
+                self._judge_documents(rows)
         return {r for r in rowids if self._verdict.get(r)}
+
+    def _judge_documents(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        docs: dict[int, bool] = {}
+        for rowid, _, _, doc_rowid, doc_id, title, metadata in rows:
+            if doc_rowid not in docs:
+                record = {**json.loads(metadata), "doc_id": doc_id, "title": title}
+                docs[doc_rowid] = matches(self.spec, record)
+            self._verdict[rowid] = docs[doc_rowid]
+
+    def _judge_chunks(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        # A document's metadata is parsed once: a PDF's page table can be long.
+        parsed: dict[int, dict[str, Any]] = {}
+        for rowid, start, end, doc_rowid, doc_id, title, metadata in rows:
+            meta = parsed.get(doc_rowid)
+            if meta is None:
+                meta = parsed[doc_rowid] = json.loads(metadata)
+            record = {**chunk_metadata(meta, start, end), "doc_id": doc_id, "title": title}
+            self._verdict[rowid] = matches(self.spec, record)
 
 
 def walk(

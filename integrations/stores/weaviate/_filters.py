@@ -1,8 +1,10 @@
 """sift's metadata filters as Weaviate filters.
 
-Weaviate can say most of sift's conditions exactly; what it cannot (negations on arrays,
-word-tokenized titles, `not_contains`) is pushed down as a superset and re-checked with
-`sift.filters.matches`, the semantics of record, after the reply.
+Weaviate can say most of sift's conditions exactly; what it cannot (negations and ranges
+on arrays, word-tokenized titles, `not_contains`) is pushed down as a superset and
+re-checked with `sift.filters.matches`, the semantics of record, after the reply. A
+chunk's `page` and `section` are properties of its object (`m_page`, a number, and
+`m_section`, one token), so a page range or a section is filtered on the server.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ def _condition(c: Condition, kinds: Mapping[str, PropKind], modern: bool) -> Pus
         # A missing value is "not equal" in sift's semantics.
         return Pushdown(WFilter.any_of([where, p.is_none(True)]))
     if op in ("gt", "gte", "lt", "lte"):
+        if is_array:
+            # sift's range holds when any element passes (a chunk's `pages`, [first,
+            # last]); Weaviate does not promise that on an array: a superset, re-checked.
+            return inexact if _fits(kind, v) else _NONE
         if kind != "number" or not _fits(kind, v):
             return inexact if kind == "text" and isinstance(v, str) else _NONE
         method = {

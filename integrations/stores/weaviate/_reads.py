@@ -12,7 +12,7 @@ from weaviate.classes.query import Filter as WFilter
 from weaviate.classes.query import Sort
 
 from sift.integrations.stores.catalog import DocumentInfo
-from sift.integrations.stores.locations import LOCATION_KEYS
+from sift.integrations.stores.locations import CHUNK_KEYS, LOCATION_KEYS
 from sift.integrations.stores.weaviate import _objects, _schema
 from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import MissingTenantError, empty_for_new_tenant
@@ -114,7 +114,7 @@ def counts(scope: Scope) -> tuple[int, int]:
 
 
 # Chunk-level keys `stores.locations` adds to chunk metadata: not the document's.
-_CHUNK_KEYS = frozenset({"page", "pages", "section"}) | LOCATION_KEYS
+_CHUNK_KEYS = CHUNK_KEYS | LOCATION_KEYS
 
 
 def documents(scope: Scope, prefix: str | None) -> Iterator[DocumentInfo]:

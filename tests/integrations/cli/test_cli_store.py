@@ -38,13 +38,15 @@ def test_stats_says_what_the_store_holds(sift, library: Path) -> None:
     stats = json.loads(run.stdout)
     assert (stats["documents"], stats["backend"], stats["embedder"]) == (3, "sqlite", "hash:256")
     assert stats["chunks"] >= 3 and stats["size_bytes"] > 10_000
-    assert stats["languages"] == {"ja": 1, "latin": 2} and stats["languages_sampled"] == 3
-    assert stats["analyzer"] and stats["source_root"] == str((library.parent / "docs").resolve())
+    # Each file's `lang`, as `sift index` tagged it (English by its function words).
+    assert stats["languages"] == {"en": 2, "ja": 1} and stats["languages_sampled"] == 3
+    # The folder holding the folder given (decision 0019): ids read `docs/guide.md`.
+    assert stats["analyzer"] and stats["source_root"] == str(library.parent.resolve())
     # Whether the static embedder's C part runs: its module is there when it was built.
     built = importlib.util.find_spec("sift.integrations.embedders._pieces") is not None
     assert stats["native_embedder"] is built
     table = sift("stats", "--store", str(library))
-    for word in ("documents", "3", "ja 1", "latin 2", "size on disk", "KiB", "hash:256"):
+    for word in ("documents", "3", "ja 1", "en 2", "size on disk", "KiB", "hash:256"):
         assert word in table.stdout
     assert "embedder's C part" in table.stdout
     assert ("built" if built else "not built") in table.stdout
@@ -105,13 +107,13 @@ def test_without_the_c_part_stats_say_so_and_the_embedder_warns_how_to_build_it(
 def test_ls_lists_titles_sources_and_chunks_and_filters(sift, library: Path) -> None:
     lines = sift("ls", "--store", str(library), "--json").stdout.splitlines()
     listed = [json.loads(line) for line in lines]
-    assert [d["doc_id"] for d in listed] == ["guide.md", "notes.txt", "決算.pdf"]
+    assert [d["doc_id"] for d in listed] == ["docs/guide.md", "docs/notes.txt", "docs/決算.pdf"]
     pdf = listed[2]
     assert pdf["title"] == "決算説明資料" and pdf["chunks"] >= 1
     assert pdf["source"].endswith("決算.pdf") and pdf["metadata"]["page_count"] == 3
     by_format = sift("ls", "--store", str(library), "--json", "--filter", "format=pdf")
-    assert [json.loads(x)["doc_id"] for x in by_format.stdout.splitlines()] == ["決算.pdf"]
-    by_prefix = sift("ls", "--store", str(library), "--prefix", "g", "--limit", "5")
+    assert [json.loads(x)["doc_id"] for x in by_format.stdout.splitlines()] == ["docs/決算.pdf"]
+    by_prefix = sift("ls", "--store", str(library), "--prefix", "docs/g", "--limit", "5")
     assert "guide.md" in by_prefix.stdout and "notes.txt" not in by_prefix.stdout
     assert "1 document(s)" in by_prefix.stderr
     plain = sift("ls", "--store", str(library))
@@ -119,12 +121,12 @@ def test_ls_lists_titles_sources_and_chunks_and_filters(sift, library: Path) -> 
 
 
 def test_show_gives_metadata_and_chunks_with_pages_and_sections(sift, library: Path) -> None:
-    shown = json.loads(sift("show", "--store", str(library), "--json", "決算.pdf").stdout)
+    shown = json.loads(sift("show", "--store", str(library), "--json", "docs/決算.pdf").stdout)
     assert shown["document"]["metadata"]["format"] == "pdf"
     assert all("page" in c["metadata"] for c in shown["chunks"])
-    guide = json.loads(sift("show", "--store", str(library), "--json", "guide.md").stdout)
+    guide = json.loads(sift("show", "--store", str(library), "--json", "docs/guide.md").stdout)
     assert guide["chunks"][0]["metadata"]["section"] == "Basalt Guide"
-    text = sift("show", "--store", str(library), "決算.pdf").stdout
+    text = sift("show", "--store", str(library), "docs/決算.pdf").stdout
     assert "決算説明資料" in text and "p. 1" in text and "page_count" in text
     missing = sift("show", "--store", str(library), "nope.md")
     assert missing.returncode == 2 and "no document 'nope.md'" in missing.stderr
@@ -137,12 +139,12 @@ def test_delete_removes_documents_and_names_unknown_ids(sift, tmp_path: Path) ->
         (folder / name).write_text(f"# {name}\n\ntext", encoding="utf-8")
     store = str(tmp_path / "store")
     sift("index", "--store", store, "--embedder", "hash", "-q", str(folder))
-    run = sift("delete", "--store", store, "--json", "a.md", "zz.md", "c.md")
+    run = sift("delete", "--store", store, "--json", "docs/a.md", "zz.md", "docs/c.md")
     assert run.returncode == 1  # one id was not found; the others are gone
-    assert json.loads(run.stdout) == {"deleted": ["a.md", "c.md"], "not_found": ["zz.md"]}
+    assert json.loads(run.stdout) == {"deleted": ["docs/a.md", "docs/c.md"], "not_found": ["zz.md"]}
     listed = sift("ls", "--store", store, "--json").stdout.splitlines()
-    assert [json.loads(line)["doc_id"] for line in listed] == ["b.md"]
-    assert sift("delete", "--store", store, "b.md").returncode == 0
+    assert [json.loads(line)["doc_id"] for line in listed] == ["docs/b.md"]
+    assert sift("delete", "--store", store, "docs/b.md").returncode == 0
     assert json.loads(sift("stats", "--store", store, "--json").stdout)["documents"] == 0
 
 

@@ -57,7 +57,7 @@ BAD_CALLS: dict[str, tuple[Call, type[Exception], str]] = {
     "filters with a bad condition": (
         lambda c: c.search("otter", filters={"conditions": [{"field": "", "op": "eq"}]}),
         ValueError,
-        "invalid filters: conditions.0.field",
+        "invalid filters: conditions[0].field",
     ),
     "grep filters a string": (
         lambda c: c.grep("otter", filters="lang=en"),  # type: ignore[arg-type]
