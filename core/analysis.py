@@ -65,6 +65,7 @@ __all__ = [
     "default_analyzer",
     "find_mention",
     "has_cjk",
+    "has_searchable_word",
     "name_without_suffix",
     "overlap_terms",
     "script_of",
@@ -313,6 +314,16 @@ _STEMMABLE = frozenset(
 
 def _normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
+
+
+def has_searchable_word(text: str) -> bool:
+    """Whether `text` holds a searchable word: a run the analyzer makes a term of (a
+    letter or digit of any script, a kana or kanji), after NFKC. The one definition every
+    face refuses a question by: punctuation, symbols and space alone (`?!?...`, `。、！？`)
+    give no term, so a search of them could only return passages unrelated to anything
+    asked. A word too long to be indexed (`max_word_chars`) still counts: grep and the
+    dense search can find it."""
+    return _token_pattern().search(_normalise(text)) is not None
 
 
 def _word_script(word: str) -> Script:

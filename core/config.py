@@ -278,9 +278,15 @@ def from_environment(cls: type[SettingsT]) -> SettingsT:
     return found
 
 
+def _shown(text: str) -> str:
+    """The text quoted for a one-line message, cut short: it may be any length."""
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
 def check_question(question: object, limit: int) -> str:
-    """The question, stripped; empty, non-text or over-long questions are clear errors
-    (`limit` is `HarnessConfig.max_question_chars`)."""
+    """The question, stripped; empty, non-text, over-long questions and questions with
+    no searchable word (`sift.analysis.has_searchable_word`) are clear errors (`limit`
+    is `HarnessConfig.max_question_chars`)."""
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
     text = question.strip()
@@ -288,5 +294,14 @@ def check_question(question: object, limit: int) -> str:
         raise InvalidQueryError(
             f"the question is {len(text):,} characters long; the limit is {limit:,} "
             "(HarnessConfig.max_question_chars, env SIFT_MAX_QUESTION_CHARS)"
+        )
+    # Here, not at the top: the analysis module loads the stemmers, which `sift --help`
+    # and the settings alone do not need.
+    from sift.analysis import has_searchable_word
+
+    if not has_searchable_word(text):
+        raise InvalidQueryError(
+            f"the question {_shown(text)} has no word to search for (only punctuation, "
+            "symbols or spaces); ask with at least one word"
         )
     return text

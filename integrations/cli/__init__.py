@@ -129,26 +129,55 @@ def _wants_json(argv: list[str] | None) -> bool:
     return "--json" in options
 
 
+def _one_line(message: str) -> str:
+    """The message on one line: a multi-line one (a validation report) is joined."""
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     """One line on stderr; with --json, the same error as JSON on stdout, where a
     program reading the command's output looks for it."""
+    message = _one_line(message)
     print(f"sift: error: {message}", file=sys.stderr)
     if as_json:
         print(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False), flush=True)
     raise SystemExit(code)
 
 
+def usage_message(exc: Exception) -> str:
+    """A usage error's text as the one line after `sift: error: `. Click's own wording
+    names the option ("Invalid value for '--top-k': ..."); a check of sift's raises
+    BadParameter with a message that already names its option, so Click's bare
+    "Invalid value: " adds nothing before it."""
+    describe = getattr(exc, "format_message", None)
+    message = describe() if callable(describe) else str(exc)
+    # (Typer ships its own click: its MissingParameter is known by name only.)
+    if isinstance(exc, typer.BadParameter) and type(exc).__name__ != "MissingParameter":
+        if exc.param is None and exc.param_hint is None:
+            message = message.removeprefix("Invalid value: ")
+        return message
+    # A missing argument, an unknown option or command: where the usage is.
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return message
+    return f"{message.rstrip('.')}; see `{ctx.command_path} --help`"
+
+
 def _run(argv: list[str] | None, as_json: bool) -> None:
-    if not as_json:
-        app(args=argv, standalone_mode=True)
-        return
-    # Usage errors are raised rather than printed, so that they reach stdout as JSON too.
+    # Usage errors are raised rather than printed (Typer would draw a five-line box),
+    # so that each is the one `sift: error:` line every other error is, and reaches
+    # stdout as JSON too with --json.
     try:
-        outcome = app(args=argv, standalone_mode=False)
+        # prog_name: messages and help say `sift` however it was started (`python -m
+        # sift`, a test calling `main`).
+        outcome = app(args=argv, standalone_mode=False, prog_name="sift")
     except _CLICK_ERROR as exc:
-        # format_message names the option ("Invalid value for '--top-k': ...").
-        describe = getattr(exc, "format_message", None)
-        _fail(describe() if callable(describe) else str(exc), getattr(exc, "exit_code", 2), as_json)
+        code = getattr(exc, "exit_code", 2)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # `sift` alone (or a group without its command): the help is the answer,
+            # already printed as the error was made; the exit code says nothing ran.
+            raise SystemExit(code) from None
+        _fail(usage_message(exc), code, as_json)
     except typer.Abort:
         _fail("aborted", 1, as_json)
     raise SystemExit(outcome if isinstance(outcome, int) else 0)

@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
         if (model or ollama_host) and policy != "ollama":
             raise EvalError("--model and --ollama-host apply to --policy ollama only")
         chosen = parse_modes(modes)
-        overrides = parse_overrides(settings, top_k=top_k)
+        overrides = parse_overrides(settings, command="eval", top_k=top_k)
         overrides.require_planner_policy(policy)
         harness = overrides.harness_config()
         require_matplotlib()

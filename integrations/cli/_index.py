@@ -2,10 +2,11 @@
 of everything skipped (with its reason) and, with `--sync`, removal of documents whose
 files are gone.
 
-Ids: a file outside the store's recorded root is named by the folder given (its name,
-then the path below it), never `../...`; a document an earlier sift stored under such an
-id (or under a non-NFC spelling) is renamed when its file is indexed again, and every
-rename is reported (`renamed` in `--json`).
+Ids (docs/decisions/0019): paths relative to the store's recorded root; a folder given
+from outside it is named by its name, then the path below it, never `../...`; a document
+an earlier sift stored under another id for the same file (`../...`, a non-NFC spelling,
+or in a store that records no root, an id without the folder's name) is renamed when its
+file is indexed again, and every rename is reported (`renamed` in `--json`).
 
 Exit codes: 0 everything was indexed; 1 some files, lines or documents were skipped or
 failed (the rest is stored); 2 nothing was done (a bad argument, input or store); 130
@@ -15,12 +16,15 @@ interrupted (what was stored stays, each document whole).
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import BaseModel, Field
@@ -40,6 +44,7 @@ from sift.integrations.cli._render import err_console, safe
 from sift.integrations.ingest import (
     SUPPORTED_SUFFIXES,
     FileRead,
+    InputError,
     InputPlan,
     InputProblem,
     SourceNaming,
@@ -114,15 +119,27 @@ def index_documents(
     return report, time.perf_counter() - started
 
 
+@dataclass
+class _Tally:
+    """Documents of this run stored so far: what an interruption reports, wherever in
+    the command it comes."""
+
+    stored: int = 0
+
+
 class _FileProgress:
     """Files done of the plan's, the file just read (and its pages), documents stored."""
 
-    def __init__(self, progress: Progress, files: int) -> None:
+    def __init__(self, progress: Progress, files: int, tally: _Tally) -> None:
         self._progress = progress
         self._files: TaskID = progress.add_task("files", total=files, detail="")
         self._stored: TaskID = progress.add_task("documents stored", total=None, detail="")
-        self.stored = 0
+        self._tally = tally
         self.pages = 0
+
+    @property
+    def stored(self) -> int:
+        return self._tally.stored
 
     def file_read(self, event: FileRead) -> None:
         self.pages += event.pages
@@ -130,7 +147,7 @@ class _FileProgress:
         self._progress.update(self._files, advance=1, detail=detail)
 
     def documents_stored(self, count: int) -> None:
-        self.stored += count
+        self._tally.stored += count
         self._progress.update(self._stored, completed=self.stored)
 
 
@@ -140,17 +157,20 @@ def _naming(corpus: Corpus, inputs: list[Path], prefix: str | None) -> SourceNam
     recorded = corpus.source_root() if isinstance(corpus, SourceRoots) else None
     if recorded:
         return SourceNaming(root=Path(recorded))
-    root = default_root(inputs)
     if isinstance(corpus, SourceRoots):
+        root = default_root(inputs)
         corpus.record_source_root(str(root))
-    else:
-        err_console.print(
-            f"[yellow]note[/yellow] this store does not record a source root: ids are paths "
-            f"relative to {safe(str(root))}; give --source-prefix for ids that do not "
-            "depend on the folders given",
-            highlight=False,
-        )
-    return SourceNaming(root=root)
+        return SourceNaming(root=root)
+    # Each run picks its own root; one picked the way sift did before
+    # docs/decisions/0019 is the former one, so those documents are renamed, not doubled.
+    naming = SourceNaming.unrecorded(inputs)
+    err_console.print(
+        f"[yellow]note[/yellow] this store does not record a source root: ids are paths "
+        f"relative to {safe(str(naming.root))}; give --source-prefix for ids that do not "
+        "depend on the folders given",
+        highlight=False,
+    )
+    return naming
 
 
 def _sync(corpus: Corpus, plan: InputPlan) -> list[str]:
@@ -232,8 +252,9 @@ def _report(summary: IndexSummary, as_json: bool) -> None:
         err_console.print(f"[cyan]removed[/cyan] {safe(doc_id)}", highlight=False)
     for move in summary.renamed:
         err_console.print(
-            f"[cyan]renamed[/cyan] {safe(move.former)} -> {safe(move.id)} (ids no longer "
-            "climb out of their folder; update any reference to the former id)",
+            f"[cyan]renamed[/cyan] {safe(move.former)} -> {safe(move.id)} (the id sift "
+            "gives this file now: no `..`, NFC, named by its folder; update any reference "
+            "to the former id)",
             highlight=False,
         )
     err_console.print(_summary_table(summary))
@@ -303,15 +324,31 @@ def register(app: typer.Typer) -> None:
         stored); 2: nothing was done; 130: interrupted (what was stored stays).
         """
         options: dict[str, Any] = {"embedder": embedder} if embedder else {}
-        corpus = open_store(store, **options)
-        if entity_graph:
-            corpus = _with_entity_graph(corpus, store, options)
+        tally = _Tally()
         try:
-            naming = _naming(corpus, inputs, source_prefix)
-            plan = plan_inputs(inputs, naming)
-            summary = _run(corpus, plan, jobs=jobs, sync=sync, quiet=quiet)
-        finally:
-            corpus.close()
+            # The inputs are looked at before the store is opened: with nothing to index
+            # the command fails having made no store and changed none (even to record
+            # a source root). With --sync an empty folder is an answer (its documents
+            # are gone), for a store that exists.
+            preview = plan_inputs(inputs, SourceNaming(prefix=source_prefix))
+            if not preview.files and not sync:
+                _refuse_nothing(inputs, preview.problems, preview.hidden)
+            corpus = open_store(store, **options) if preview.files else _existing(store)
+            if entity_graph:
+                corpus = _with_entity_graph(corpus, store, options)
+            try:
+                naming = _naming(corpus, inputs, source_prefix)
+                plan = plan_inputs(inputs, naming)
+                summary = _run(corpus, plan, jobs=jobs, sync=sync, quiet=quiet, tally=tally)
+            finally:
+                corpus.close()
+        except KeyboardInterrupt:
+            # Wherever Ctrl-C lands (opening, reading, storing, closing): one line, never
+            # a traceback, and what of this run is kept.
+            _say_interrupted(tally.stored)
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
+        if _nothing_stored(summary):
+            _refuse_nothing(inputs, summary.skipped, summary.hidden)
         _report(summary, as_json)
         if summary.exit_code:
             raise typer.Exit(code=summary.exit_code)
@@ -334,7 +371,87 @@ def _with_entity_graph(corpus: Corpus, store: str | None, options: dict[str, Any
     return open_store(store, entity_graph=True, **options)
 
 
-def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool) -> IndexSummary:
+class _StopBetweenDocuments:
+    """Ctrl-C while storing stops the ingest before the next document is handed to the
+    store, not in the middle of a batch's write: each batch is then written, its derived
+    indexes brought up to date and counted, or not begun, and the interruption's line
+    says exactly how many documents were stored. A second Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _StopBetweenDocuments:
+        # Signal handlers belong to the main thread; elsewhere Ctrl-C is not ours.
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._ask)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+        if self.asked and exc[0] is None:
+            raise KeyboardInterrupt  # pressed as the last batch was written
+
+    def _ask(self, signum: int, frame: Any) -> None:
+        self.asked = True
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def feed(self, documents: Iterable[Document]) -> Iterator[Document]:
+        for document in documents:
+            if self.asked:
+                raise KeyboardInterrupt
+            yield document
+
+
+def _existing(store: str | None) -> Corpus:
+    """The store, which must exist: --sync over folders with no file only removes."""
+    return open_store(store, create=False)
+
+
+def _nothing_stored(summary: IndexSummary) -> bool:
+    """Every file of the run was skipped as it was read: nothing stored, nothing kept
+    as it was, nothing removed or renamed."""
+    seen = summary.added + summary.updated + summary.unchanged + len(summary.failed)
+    return bool(summary.skipped) and not (seen or summary.removed or summary.renamed)
+
+
+def _refuse_nothing(inputs: list[Path], skipped: list[InputProblem], hidden: int) -> NoReturn:
+    """Inputs that hold nothing to index are an error naming them (exit code 2), after
+    each skipped file with its reason."""
+    for problem in skipped:
+        err_console.print(f"[yellow]skipped[/yellow] {safe(str(problem))}", highlight=False)
+    where = ", ".join(str(p) for p in inputs)
+    if not skipped:
+        entries = "entry" if hidden == 1 else "entries"
+        unread = f" ({hidden:,} hidden {entries} not read)" if hidden else ""
+        raise InputError(f"nothing to index in {where}: no files{unread}")
+    # Files or lines (JSONL, CSV): whatever was skipped, by reason.
+    reasons = sorted(Counter(p.reason for p in skipped).items(), key=lambda r: (-r[1], r[0]))
+    why = ", ".join(f"{reason} {n:,}" for reason, n in reasons)
+    raise InputError(f"nothing indexed from {where}: everything was skipped ({why})")
+
+
+def _say_interrupted(stored: int) -> None:
+    kept = (
+        "no document of this run was stored"
+        if stored == 0
+        else f"{stored:,} document(s) of this run were stored, each whole, and nothing "
+        "of the others"
+    )
+    print(
+        f"sift: interrupted: {kept}; run the same command again to finish (what is "
+        "stored is skipped)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _run(
+    corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool, tally: _Tally
+) -> IndexSummary:
     problems: list[InputProblem] = list(plan.problems)
     started = time.perf_counter()
     with Progress(
@@ -347,19 +464,12 @@ def _run(corpus: Corpus, plan: InputPlan, *, jobs: int, sync: bool, quiet: bool)
         disable=quiet,
         transient=False,
     ) as progress:
-        tracker = _FileProgress(progress, len(plan.files))
+        tracker = _FileProgress(progress, len(plan.files), tally)
         documents = read_files(plan.files, problems, jobs=jobs, on_file=tracker.file_read)
-        try:
-            report = corpus.upsert(documents, on_progress=tracker.documents_stored)
-        except KeyboardInterrupt:
-            progress.stop()
-            err_console.print(
-                f"[yellow]interrupted[/yellow]: {tracker.stored:,} document(s) of this run "
-                "were stored, each whole, and nothing of the others; run the same command "
-                "again to finish (what is stored is skipped)",
-                highlight=False,
-            )
-            raise typer.Exit(code=EXIT_INTERRUPTED) from None
+        # Ctrl-C here leaves this block (its live display stopped) for the command's one
+        # line, once the batch being written is written and counted.
+        with _StopBetweenDocuments() as stop:
+            report = corpus.upsert(stop.feed(documents), on_progress=tracker.documents_stored)
     renamed = _rename_former(corpus, plan, report.failed)
     removed = _sync(corpus, plan) if sync else []
     naming = plan.naming

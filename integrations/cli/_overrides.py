@@ -6,9 +6,10 @@ field. The settings models validate every value; the environment still fills the
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -18,9 +19,27 @@ from sift.errors import SiftError
 if TYPE_CHECKING:
     from sift.graphs import HarnessConfig
 
-__all__ = ["Overrides", "SetOption", "SettingError", "parse_overrides"]
+__all__ = [
+    "Overrides",
+    "SetOption",
+    "SettingError",
+    "parse_overrides",
+    "setting_lines",
+    "valid_keys",
+]
 
 PLANNER = "planner."
+HELP = "help"
+
+
+def _list_settings(ctx: typer.Context, values: list[str] | None) -> list[str] | None:
+    """`--set help`: the keys, one a line on stdout, and exit 0 before anything else
+    of the command (its question or dataset) is asked for."""
+    if values and any(v.strip().lower() == HELP for v in values) and not ctx.resilient_parsing:
+        typer.echo("\n".join(setting_lines()))
+        raise typer.Exit()
+    return values
+
 
 SetOption = Annotated[
     list[str] | None,
@@ -28,7 +47,9 @@ SetOption = Annotated[
         "--set",
         metavar="KEY=VALUE",
         help="A harness setting (max_turns=6, deadline_s=30, search_mode=bm25) or a "
-        "planner setting (planner.max_anchors=3); repeatable. A wrong key lists the valid ones.",
+        "planner setting (planner.max_anchors=3); repeatable. `--set help` lists them.",
+        callback=_list_settings,
+        is_eager=True,
     ),
 ]
 
@@ -85,6 +106,37 @@ def valid_keys() -> list[str]:
     return [*_harness_model().model_fields, *(PLANNER + k for k in _planner_model().model_fields)]
 
 
+def _type_name(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return "|".join(str(a) for a in get_args(annotation))
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) and get_origin(annotation) is None else str(annotation)
+
+
+def setting_lines() -> list[str]:
+    """Each key as `key (type, default value)`: the declared default, which a `SIFT_*`
+    variable of the environment may change."""
+    lines = []
+    for prefix, model in (("", _harness_model()), (PLANNER, _planner_model())):
+        for name, info in model.model_fields.items():
+            default = info.get_default(call_default_factory=True)
+            lines.append(f"{prefix}{name} ({_type_name(info.annotation)}, default {default})")
+    return lines
+
+
+def _unknown(key: str, command: str) -> SettingError:
+    """An unknown key, with the nearest valid one when one is near (a typo)."""
+    bare = key.removeprefix(PLANNER)
+    if key != bare and bare in _harness_model().model_fields:
+        near = [bare]  # a harness setting given the planner's prefix
+    elif key == bare and key in _planner_model().model_fields:
+        near = [PLANNER + key]  # a planner setting without its prefix
+    else:
+        near = difflib.get_close_matches(key, valid_keys(), n=1)
+    guess = f"; did you mean {near[0]!r}?" if near else ""
+    return SettingError(f"unknown setting {key!r}{guess} (sift {command} --set help lists them)")
+
+
 def _validated(
     model: type[BaseModel], given: Mapping[str, Any], prefix: str, raw: Mapping[str, str]
 ) -> dict[str, Any]:
@@ -106,10 +158,13 @@ def _validated(
     return {name: values[name] for name in given}
 
 
-def parse_overrides(items: Sequence[str] | None, **flags: Any) -> Overrides:
+def parse_overrides(
+    items: Sequence[str] | None, *, command: str = "search", **flags: Any
+) -> Overrides:
     """The `--set` items, with the values of dedicated flags (`max_turns=...`; None: the
     flag was not given) merged in as harness settings. A later item wins over an earlier
-    one; a flag and an item that set one key differently are an error."""
+    one; a flag and an item that set one key differently are an error. `command` is the
+    one an unknown key's error sends to for the list (`sift <command> --set help`)."""
     harness_fields = _harness_model().model_fields
     planner_fields = _planner_model().model_fields
     harness: dict[str, Any] = {}
@@ -127,9 +182,7 @@ def parse_overrides(items: Sequence[str] | None, **flags: Any) -> Overrides:
             harness[key] = _value(text)
             raw["harness"][key] = text
         else:
-            raise SettingError(
-                f"--set {key}: no such setting; valid keys: {', '.join(valid_keys())}"
-            )
+            raise _unknown(key, command)
     for name, value in flags.items():
         if value is None:
             continue

@@ -8,6 +8,9 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from sift.errors import ConfigurationError
+from sift.paths import collections_path
+
 __all__ = ["register", "settings_from_options"]
 
 
@@ -18,6 +21,29 @@ def settings_from_options(**options: Any) -> Any:
 
     given = {k: v for k, v in options.items() if v is not None}
     return ServerSettings(**given)
+
+
+def _check_store(root: str | None, collections_file: Path | None) -> None:
+    """A store path (--store or SIFT_SERVER_STORE) where nothing is is an error naming
+    it, before anything starts: a typo would otherwise serve no collection at all,
+    without a word. With a collections file, its collections are what is served (each
+    made by its first ingest), so the root may be yet to come; so may the default root
+    named explicitly."""
+    if not root or "://" in root or collections_file is not None:
+        return  # the default root, or a weaviate:// URL (checked on first use)
+    path = Path(root).expanduser()
+    if not path.exists() and path != collections_path().expanduser():
+        raise ConfigurationError(
+            f"no sift store or collections folder at {path}: index one there (sift index "
+            f"--store {path} FILES), or create the folder to serve the collections "
+            "ingested through the API"
+        )
+
+
+def _collections_served(application: Any) -> list[str]:
+    """The names the service answers for now (its `/v1/collections`)."""
+    names: list[str] = application.state.sift.collections.names()
+    return names
 
 
 def register(app: typer.Typer) -> None:
@@ -116,6 +142,9 @@ def register(app: typer.Typer) -> None:
         )
         import sys
 
+        _check_store(settings.store, settings.collections_file)
+        settings.check_port()
+
         import uvicorn
 
         # Ingests (and searches without search processes) run on worker threads; a shorter
@@ -133,6 +162,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(str(exc)) from None
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
+        served = _collections_served(application)
         single, extra = settings.single_store(), settings.cli_store()
         if single is not None:
             what = f"the store {single[1]} as collection {single[0]!r}"
@@ -144,4 +174,11 @@ def register(app: typer.Typer) -> None:
             f"sift: serving {what} on http://{settings.host}:{settings.port} (OpenAPI at /docs)",
             err=True,
         )
+        if not served:
+            typer.echo(
+                f"sift: warning: there is no collection to search yet: index one (sift index "
+                f"--store {settings.store_root()}/NAME FILES) or ingest through the API "
+                "(POST /v1/collections/NAME/documents)",
+                err=True,
+            )
         uvicorn.run(application, host=settings.host, port=settings.port, log_level=log_level)

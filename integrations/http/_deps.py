@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from sift.analysis import has_searchable_word
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._collections import Collections
 from sift.integrations.http._engine import Engine
@@ -57,7 +58,9 @@ def authorized_key(
 
 
 def checked_text(text: str, field: str, limit: int) -> str:
-    """The stripped query; 422 naming the field when it is empty or over the limit."""
+    """The stripped query; 422 naming the field when it is empty, over the limit or
+    without a word to search for (only punctuation: a search of it could only answer
+    unrelated passages)."""
     stripped = text.strip()
     if not stripped:
         raise ApiError(422, INVALID_REQUEST, f"{field} is empty")
@@ -66,6 +69,14 @@ def checked_text(text: str, field: str, limit: int) -> str:
             422,
             INVALID_REQUEST,
             f"{field} is {len(stripped)} characters long; the limit is {limit}",
+        )
+    if not has_searchable_word(stripped):
+        shown = stripped if len(stripped) <= 40 else stripped[:39] + "…"
+        raise ApiError(
+            422,
+            INVALID_REQUEST,
+            f"{field} {shown!r} has no word to search for (only punctuation, symbols or "
+            "spaces); ask with at least one word",
         )
     return stripped
 

@@ -16,7 +16,8 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from sift import __version__
 from sift.config import HarnessConfig
@@ -73,6 +74,45 @@ async def _guarded(tool: str, work: Callable[[], Awaitable[_T]]) -> _T:
         raise ToolError(f"{tool} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _argument_problem(error: ErrorDetails) -> str:
+    """One argument's problem in a few words naming it: never pydantic's report, whose
+    type codes, input dump and documentation URL a model cannot act on."""
+    name = ".".join(str(part) for part in error["loc"]) or "the arguments"
+    kind = error["type"]
+    if kind == "missing":
+        return f"{name} is required"
+    if kind == "string_too_short" and error.get("ctx", {}).get("min_length") == 1:
+        return f"{name} is empty"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if message.startswith("Input should be "):
+        message = "must be " + message.removeprefix("Input should be ")
+    elif message.startswith("String should "):
+        message = "must " + message.removeprefix("String should ")
+    return f"{name} {message} (got {_shown(error.get('input'))})"
+
+
+class _SiftServer(MCPServer[Any]):
+    """The SDK's server, with arguments its schema refuses answered in short."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = "; ".join(_argument_problem(e) for e in cause.errors()[:3])
+            # From the validation error still: the SDK logs its field names, not values.
+            raise ToolError(f"Error executing tool {name}: {problems}") from cause
+
+
 def _describe_store(corpus: Corpus) -> str:
     try:
         stats = corpus.stats()
@@ -107,7 +147,7 @@ def create_server(
     settings = config if config is not None else HarnessConfig()
     default_top_k = top_k
     store = _describe_store(corpus)
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _SiftServer(
         name,
         title="sift: agentic search over your documents",
         version=__version__,

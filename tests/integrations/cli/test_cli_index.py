@@ -44,7 +44,8 @@ def test_a_mixed_folder_says_what_was_skipped_and_why(sift, tmp_path: Path) -> N
         "[red]empty.txt": "empty",
     }
     assert summary["pages"] == 3 + 3  # the PDF's pages and the deck's slides
-    assert summary["exit_code"] == 1 and summary["source_root"] == str(folder.resolve())
+    # The root is the folder holding the folder given: ids start with its name.
+    assert summary["exit_code"] == 1 and summary["source_root"] == str(tmp_path.resolve())
     for name in reasons:
         assert f"skipped {folder / name}" in run.stderr
     assert "skipped" in run.stderr and "binary content 2" in run.stderr
@@ -65,7 +66,7 @@ def test_a_clean_folder_exits_zero_and_a_japanese_pdf_is_searchable_by_page(
     assert run.returncode == 0, run.stderr
     grep = sift("grep", "--store", store, "--json", "9ページ目")
     (hit,) = json.loads(grep.stdout)["hits"]
-    assert hit["chunk"]["doc_id"] == "annual.pdf"
+    assert hit["chunk"]["doc_id"] == "reports/annual.pdf"
     assert hit["chunk"]["metadata"]["pages"][0] <= 9 <= hit["chunk"]["metadata"]["pages"][1]
     found = sift("search", "--store", store, "--json", "--single-shot", "Marker page 7")
     top = json.loads(found.stdout)["evidence"][0]
@@ -153,7 +154,7 @@ def test_a_long_pdf_shows_per_file_progress_and_keeps_its_pages(
     run = sift("index", "--store", store, "--embedder", "hash", "--json", str(folder))
     assert run.returncode == 0, run.stderr
     assert [(Path(e.source).name, e.pages) for e in events] == [("long.pdf", 40), ("short.md", 0)]
-    shown = json.loads(sift("show", "--store", store, "--json", "long.pdf").stdout)
+    shown = json.loads(sift("show", "--store", store, "--json", "long/long.pdf").stdout)
     for chunk in shown["chunks"]:
         first, last = chunk["metadata"]["pages"]
         for n in range(1, 41):
@@ -228,6 +229,70 @@ def test_files_outside_the_recorded_root_are_named_by_the_folder_given(
     assert (again["added"], again["unchanged"]) == (0, 1)
 
 
+def _outside_folders(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """`a/` to run from; `b/notes/sub/kestrel.md` and `c/アイデア/梅雨.md` outside it."""
+    (tmp_path / "a").mkdir()
+    notes = tmp_path / "b" / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "sub" / "kestrel.md").write_text("# Kestrel\n\nThe kestrel hovers.", "utf-8")
+    ideas = tmp_path / "c" / "アイデア"
+    ideas.mkdir(parents=True)
+    (ideas / "梅雨.md").write_text("# 梅雨\n\n梅雨入りは六月です。", encoding="utf-8")
+    return tmp_path / "a", notes, ideas
+
+
+def test_a_folder_from_outside_is_named_by_its_name_first_or_later(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's rule (docs/decisions/0019): `sift index ../b/notes` stores
+    `notes/sub/kestrel.md` on a new store too, and two folders indexed in turn get the
+    same ids in either order; a file given directly is named by its folder and its own."""
+    here, notes, ideas = _outside_folders(tmp_path)
+    monkeypatch.chdir(here)
+    expected = ["notes/sub/kestrel.md", "アイデア/梅雨.md"]
+    for store, order in (("one", ("../b/notes", str(ideas))), ("two", (str(ideas), "../b/notes"))):
+        location = str(tmp_path / store)
+        first = sift("index", "--store", location, "--embedder", "hash", "--json", "-q", order[0])
+        assert first.returncode == 0, first.stderr
+        assert sift("index", "--store", location, "-q", order[1]).returncode == 0
+        assert _ids(sift, location) == expected, store
+    # The first run's root is the folder holding the folder given.
+    stats = json.loads(sift("stats", "--store", str(tmp_path / "one"), "--json").stdout)
+    assert stats["source_root"] == str(notes.parent.resolve())
+    single = str(tmp_path / "single")
+    given = sift("index", "--store", single, "--embedder", "hash", "-q", str(ideas / "梅雨.md"))
+    assert given.returncode == 0 and _ids(sift, single) == ["アイデア/梅雨.md"]
+    found = json.loads(sift("search", "--store", single, "--json", "梅雨入り").stdout)
+    assert found["evidence"][0]["doc_id"] == "アイデア/梅雨.md"
+
+
+def test_a_store_an_earlier_sift_made_keeps_its_ids_and_gains_no_doubles(
+    sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before docs/decisions/0019 a first folder given from outside was its own root:
+    such a store keeps that root, so indexing the folder again, from anywhere, finds
+    every document unchanged under its old id instead of storing it a second time."""
+    from sift.integrations.ingest import SourceNaming, read_inputs
+    from sift.integrations.stores.sqlite import SqliteCorpus
+
+    here, notes, ideas = _outside_folders(tmp_path)
+    store = str(tmp_path / "store")
+    corpus = SqliteCorpus(store, embedder="hash")  # what an earlier sift wrote
+    try:
+        corpus.record_source_root(str(notes.resolve()))
+        corpus.upsert(read_inputs([notes], naming=SourceNaming(root=notes.resolve())))
+    finally:
+        corpus.close()
+    assert _ids(sift, store) == ["sub/kestrel.md"]
+    for where, given in ((here, "../b/notes"), (notes.parent, "notes"), (tmp_path, str(notes))):
+        monkeypatch.chdir(where)
+        run = json.loads(sift("index", "--store", store, "--json", "-q", given).stdout)
+        assert (run["added"], run["unchanged"], run["renamed"]) == (0, 1, []), where
+    # A folder outside that root is named by its name, as in a new store.
+    assert sift("index", "--store", store, "-q", str(ideas)).returncode == 0
+    assert _ids(sift, store) == ["sub/kestrel.md", "アイデア/梅雨.md"]
+
+
 def test_ids_an_earlier_sift_gave_are_renamed_and_reported(
     sift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,8 +354,8 @@ def test_entity_graph_is_kept_from_index_on_and_single_shot_reaches_the_second_h
     assert stats["entity_graph_chunks"] == stats["chunks"] == len(pages)
     assert f"kept, {len(pages)} chunks" in sift("stats", "--store", store).stdout
     for question, bridge, entity in (
-        ("What currency did the country of Signmark use?", "markka.md", "finland"),
-        ("東京スカイツリーを建てた会社の本社はどこか？", "obayashi.md", "大林組"),
+        ("What currency did the country of Signmark use?", "pages/markka.md", "finland"),
+        ("東京スカイツリーを建てた会社の本社はどこか？", "pages/obayashi.md", "大林組"),
     ):
         # A later command opens the store without the flag and keeps the graph.
         args = ("search", "--store", store, "--single-shot", "--mode", "bm25", "--json")

@@ -17,7 +17,8 @@ QUESTION = "Where was the designer of the Basalt Bridge born?"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory, sift_code: Callable[..., int]) -> Path:
-    docs = tmp_path_factory.mktemp("docs")
+    docs = tmp_path_factory.mktemp("inputs") / "docs"
+    docs.mkdir()
     (docs / "bridge.md").write_text(
         "# Basalt Bridge\n\nThe Basalt Bridge was designed by Ilse Varga in 1931.",
         encoding="utf-8",
@@ -54,7 +55,7 @@ def test_harness_settings_change_the_episode(sift, store: Path) -> None:
     assert limited["usage"]["turns"] == 1 and limited["stopped_because"] == "max_turns"
     assert len(limited["evidence"]) == 2
     japanese = _episode(sift, store, "--set", "top_k=1", question="玄武岩橋を設計したのは誰?")
-    assert [e["doc_id"] for e in japanese["evidence"]] == ["橋.md"]
+    assert [e["doc_id"] for e in japanese["evidence"]] == ["docs/橋.md"]
 
 
 def test_planner_settings_reach_the_planner(sift, store: Path) -> None:
@@ -72,15 +73,24 @@ def test_a_dedicated_flag_and_a_setting_must_agree(sift, store: Path) -> None:
     assert "--top-k 2 and --set top_k=3 disagree" in err
 
 
-def test_unknown_keys_list_every_valid_one(sift, store: Path) -> None:
+def test_unknown_keys_suggest_the_nearest_and_set_help_lists_every_one(sift, store: Path) -> None:
     err = _error(sift, store, "--set", "max_turn=6")
-    assert "--set max_turn: no such setting; valid keys: " in err
-    keys = err.split("valid keys: ", 1)[1].strip().split(", ")
+    assert err == (
+        "sift: error: unknown setting 'max_turn'; did you mean 'max_turns'? "
+        "(sift search --set help lists them)\n"
+    )
+    # A key under the wrong prefix: the same key where it is.
+    err = _error(sift, store, "--set", "planner.max_turns=6")
+    assert "unknown setting 'planner.max_turns'; did you mean 'max_turns'?" in err
+    err = _error(sift, store, "--set", "max_anchors=2")
+    assert "unknown setting 'max_anchors'; did you mean 'planner.max_anchors'?" in err
+    listed = sift("search", "--set", "help")
+    assert listed.returncode == 0, listed.stderr
+    keys = [line.split(" (", 1)[0] for line in listed.stdout.splitlines()]
     assert keys == [
         *HarnessConfig.model_fields,
         *(f"planner.{name}" for name in HeuristicPlannerConfig.model_fields),
     ]
-    assert "no such setting" in _error(sift, store, "--set", "planner.max_turns=6")
 
 
 @pytest.mark.parametrize(

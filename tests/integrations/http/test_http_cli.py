@@ -181,6 +181,9 @@ def test_search_processes_never_outlive_a_killed_server(tmp_path: Path) -> None:
         "SIFT_HOME": str(tmp_path / "home"),
         "SIFT_STORE": str(tmp_path / "store"),
     }
+    # A root of collections yet to be made: its folder must exist (a missing one is
+    # refused as a likely typo).
+    (tmp_path / "root").mkdir()
     process = _start_serve(tmp_path, env, "--allow-anonymous", "--search-processes", "2")
     try:
         with httpx.Client(base_url=_url(process), timeout=120) as client:

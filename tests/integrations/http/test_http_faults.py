@@ -55,7 +55,8 @@ def test_full_disk_during_http_ingest_is_one_clear_error(small_disk: Path, tmp_p
     verify.write_text(_VERIFY)
     store = small_disk / "root"
     script = (
-        f"mount -t tmpfs -o size=2m tmpfs {small_disk} && "
+        # The root's folder made on the small disk: `sift serve` refuses a missing one.
+        f"mount -t tmpfs -o size=2m tmpfs {small_disk} && mkdir {store} && "
         f"{sys.executable} -c 'from sift.integrations.cli import main; main()' serve "
         f"--port 0 --store {store} --embedder hash --log-level info & "
         "server=$!; read _; kill $server; wait $server; "
