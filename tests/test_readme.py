@@ -1,7 +1,9 @@
-"""Every code block of the README runs as written: its shell blocks in order, in one empty
-folder, as a new user with an empty home (`~/.sift` is theirs), then its Python blocks
-in order in one interpreter (a later block uses the `corpus` of an earlier one), with
-the installed `sift`.
+"""Every code block of the README runs as written: its shell blocks in order, inside a
+copy of this repository's files (where a reader runs them: the walk-through's folders
+must not be the project's own), as a new user with an empty home (`~/.sift` is theirs),
+then its Python blocks in order in one interpreter (a later block uses the `corpus` of an
+earlier one), with the installed `sift`. The HTTP section's `sift index ... && sift
+serve` is run too: the server is started on loopback, asked, and stopped.
 
 A block that is not safe or fast to run says why in a comment right above it
 (`<!-- not run by tests/test_readme.py: <reason> -->`); blocks in other languages (JSON
@@ -12,11 +14,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +67,29 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
+def _clone_like(folder: Path) -> Path:
+    """A copy of the files a clone of this repository holds (those git tracks; without
+    git, the top-level files and the folders a walk-through could collide with)."""
+    folder.mkdir()
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60
+        ).stdout.decode()
+        files = [name for name in listed.split("\0") if name]
+    except (OSError, subprocess.SubprocessError):
+        files = []
+    if not files:
+        files = [str(p.relative_to(ROOT)) for p in ROOT.glob("*") if p.is_file()]
+        files += [str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*") if p.is_file()]
+    for name in files:
+        source = ROOT / name
+        if source.is_file():  # a tracked file deleted in this working tree is not there
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, folder / name)
+    assert (folder / "README.md").is_file() and (folder / "docs").is_dir()
+    return folder
+
+
 def test_every_block_is_run_or_says_why_not() -> None:
     blocks = readme_blocks()
     commands = [b for b in blocks if b.language in ("bash", "python")]
@@ -71,17 +99,26 @@ def test_every_block_is_run_or_says_why_not() -> None:
             assert len(block.skipped_because) > 20, f"README line {block.line}: say why"
     # The first-hour path is run, not skipped.
     run = "\n".join(b.code for b in commands if b.skipped_because is None)
-    assert "sift demo" in run and "sift index ./docs" in run and "open_store(" in run
+    assert "sift demo" in run and "sift index ./my-notes" in run and "open_store(" in run
+
+
+@dataclass(frozen=True)
+class FirstHour:
+    home: Path
+    work: Path  # the copy of the repository the blocks ran in
+    project_docs: set[Path]  # the files of its own docs/ before they ran
+    outputs: list[str]  # stdout and stderr, block by block
 
 
 @pytest.fixture(scope="module")
-def first_hour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """Runs the shell blocks as a new user would, in order; their stderr, block by block."""
+def first_hour(tmp_path_factory: pytest.TempPathFactory) -> FirstHour:
+    """Runs the shell blocks as a new user would, in order, inside a copy of the
+    repository; what each printed."""
     folder = tmp_path_factory.mktemp("readme")
     home = folder / "home"
     home.mkdir()
-    work = folder / "work"
-    work.mkdir()
+    work = _clone_like(folder / "work")
+    project_docs = set((work / "docs").rglob("*"))
     errors = []
     for block in readme_blocks():
         if block.language != "bash" or block.skipped_because is not None:
@@ -96,11 +133,11 @@ def first_hour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str
         )
         assert run.returncode == 0, f"README line {block.line}:\n{block.code}\n{run.stderr}"
         errors.append(run.stdout + run.stderr)
-    return home, errors
+    return FirstHour(home, work, project_docs, errors)
 
 
-def test_the_shell_blocks_run_as_written(first_hour: tuple[Path, list[str]]) -> None:
-    home, outputs = first_hour
+def test_the_shell_blocks_run_as_written(first_hour: FirstHour) -> None:
+    home, outputs = first_hour.home, first_hour.outputs
     walkthrough = next(o for o in outputs if "kestrel" in o)
     assert "The demo's store is ~/.sift/demo" in walkthrough
     assert "Nájera" in walkthrough  # the demo's first search finds the two-hop answer
@@ -109,10 +146,91 @@ def test_the_shell_blocks_run_as_written(first_hour: tuple[Path, list[str]]) -> 
         " ".join(walkthrough.split())
     )
     assert (home / ".sift" / "demo").is_dir() and (home / ".sift" / "store").is_dir()
+    # Run inside the project, the walk-through indexed its own note, one document, and
+    # wrote nothing into the project's folders.
+    assert "1 added" in walkthrough and "skipped" not in walkthrough
+    assert (first_hour.work / "my-notes" / "kestrel.md").is_file()
+    assert set((first_hour.work / "docs").rglob("*")) == first_hour.project_docs
+    assert "my-notes/kestrel.md" in walkthrough  # `sift show` found it under that id
 
 
-def test_the_python_blocks_run_as_written(first_hour: tuple[Path, list[str]]) -> None:
-    home, _ = first_hour
+def _serve_line() -> tuple[str, str]:
+    """The HTTP section's `sift index ... && sift serve`: its index command and its serve
+    command, as written."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### HTTP service for Dify and n8n", 1)[1]
+    block = next(b for b in readme_blocks() if b.code in section and "sift serve" in b.code)
+    first = block.code.splitlines()[0].split("#", 1)[0]
+    index, serve = (part.strip() for part in first.split("&&"))
+    assert index.startswith("sift index ") and serve.startswith("sift serve"), first
+    return index, serve
+
+
+def test_the_walkthrough_serves_what_it_indexed(first_hour: FirstHour) -> None:
+    """The HTTP section's first line, where the walk-through left the reader: the index
+    adds nothing new, the server starts (on a free loopback port, not 8000), answers
+    with the reader's note under the key it printed, and stops."""
+    index, serve = _serve_line()
+    env = _env(first_hour.home)
+    indexed = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", index],
+        cwd=first_hour.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    assert "1 unchanged" in indexed.stderr
+    server = subprocess.Popen(
+        ["bash", "-c", f"exec {serve} --port 0"],
+        cwd=first_hour.work,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        log, url, key = [], None, None
+        while url is None:
+            line = server.stderr.readline()
+            if not line:
+                break
+            log.append(line)
+            generated = re.search(r"accepts the generated key: (\S+)", line)
+            key = generated.group(1) if generated else key
+            running = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+            url = running.group(1) if running else None
+        assert url and key, "".join(log)
+        assert "as collection 'store'" in "".join(log)
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
+            ready_by = time.monotonic() + 120  # bounds a broken run only
+            while client.get("/readyz").status_code != 200:
+                assert time.monotonic() < ready_by, "never ready"
+                time.sleep(0.05)
+            answer = client.post(
+                "/retrieval",
+                json={
+                    "knowledge_id": "store",
+                    "query": "Where does the kestrel hover?",
+                    "retrieval_setting": {"top_k": 3, "score_threshold": 0.0},
+                },
+            )
+            assert answer.status_code == 200, answer.text
+            (record,) = answer.json()["records"]
+            assert record["metadata"]["doc_id"] == "my-notes/kestrel.md"
+            assert "north tower" in record["content"] and record["score"] > 0
+            refused = client.post("/retrieval", headers={"Authorization": "Bearer wrong"})
+            assert refused.status_code in (401, 403)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert server.returncode is not None  # stopped, not left behind
+
+
+def test_the_python_blocks_run_as_written(first_hour: FirstHour) -> None:
+    home = first_hour.home
     code = "\n\n".join(
         b.code for b in readme_blocks() if b.language == "python" and b.skipped_because is None
     )

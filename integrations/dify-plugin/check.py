@@ -13,11 +13,18 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-from dify_plugin import DifyPluginEnv
-from dify_plugin.core.plugin_registration import PluginRegistration
-from dify_plugin.entities.tool import ToolInvokeMessage
-from dify_plugin.errors.tool import ToolProviderCredentialValidationError
+try:
+    import yaml
+    from dify_plugin import DifyPluginEnv
+    from dify_plugin.core.plugin_registration import PluginRegistration
+    from dify_plugin.entities.tool import ToolInvokeMessage
+    from dify_plugin.errors.tool import ToolProviderCredentialValidationError
+except ImportError as exc:  # a Python without Dify's SDK, which needs 3.12: say what to do
+    sys.exit(
+        f"check.py: {exc.name or exc} is not importable under Python "
+        f"{sys.version.split()[0]}: run check.sh, which finds a Python 3.12 or later and "
+        "installs requirements.txt (or set SIFT_DIFY_PYTHON=/path/to/python3.12)"
+    )
 
 failures: list[str] = []
 

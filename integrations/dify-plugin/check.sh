@@ -7,7 +7,8 @@
 #   integrations/dify-plugin/check.sh     # from the repository, with sift installed (the server extra)
 #
 # Environment: SIFT_DIFY_VENV (default ~/.cache/sift-dify), SIFT_DIFY_PYTHON (a Python
-# 3.12 or later; default python3.12 on PATH, else pyenv's 3.12), SIFT_DIFY_PORT (8714).
+# 3.12 or later; default: the first that runs of python3.12 on PATH, uv's and pyenv's,
+# see find_python.sh), SIFT_DIFY_PORT (8714).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,15 +24,12 @@ cleanup() {
 trap cleanup EXIT
 say() { printf '== %s\n' "$*"; }
 
-python="${SIFT_DIFY_PYTHON:-}"
-if [ -z "$python" ]; then
-    python="$(command -v python3.12 || true)"
-    [ -n "$python" ] || python="$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python 2>/dev/null | tail -1)"
-fi
-[ -x "$python" ] || { echo "no Python 3.12 found: set SIFT_DIFY_PYTHON" >&2; exit 1; }
-if [ ! -x "$venv/bin/python" ]; then
+# A Python 3.12 that runs (a pyenv shim on PATH may not), or one line on how to get one.
+python="$("$here/find_python.sh")" || exit 1
+# A venv made by a Python since removed or replaced is made again.
+if ! "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
     say "making a venv for the plugin with $("$python" --version)"
-    "$python" -m venv "$venv"
+    "$python" -m venv --clear "$venv"
 fi
 "$venv/bin/pip" install -q -r "$here/requirements.txt" mypy 2>&1 | grep -v "^WARNING: Location" || true
 say "$("$venv/bin/python" --version), dify_plugin $("$venv/bin/python" -c 'from importlib.metadata import version; print(version("dify_plugin"))')"

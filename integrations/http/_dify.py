@@ -1,9 +1,10 @@
 """`POST /retrieval`: Dify's External Knowledge API, field for field.
 
 Dify registers the endpoint by POSTing to /retrieval with the key and no body: that probe
-gets 200 `{"records": []}`. Scores are mapped into [0, 1] (see `unit_scores`), records
-under `score_threshold` are dropped, at most `top_k` are returned, `metadata` is always an
-object. Slow searches conclude at the collection's deadline instead of failing.
+gets 200 `{"records": []}`. Scores are mapped into (0, 1], strictly decreasing down
+sift's ranking (see `unit_scores`), records under `score_threshold` are dropped, at most
+`top_k` are returned, `metadata` is always an object. Slow searches conclude at the
+collection's deadline instead of failing.
 
 Dify's records have no field for the result as a whole, so a result whose evidence does
 not match the question (`SearchResult.not_found`) says so in a header (`X-Sift-Not-Found`)
@@ -79,7 +80,11 @@ class RetrievalRequest(RequestModel):
 
 class Record(BaseModel):
     content: str
-    score: float = Field(ge=0.0, le=1.0)
+    score: float = Field(
+        gt=0.0,
+        le=1.0,
+        description="In (0, 1], strictly decreasing down sift's ranking (Dify sorts by it).",
+    )
     title: str
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -88,15 +93,32 @@ class RetrievalResponse(BaseModel):
     records: list[Record] = Field(default_factory=list)
 
 
-def unit_scores(scores: Sequence[float]) -> list[float]:
-    """Scores of a ranked list mapped into [0, 1], never increasing down the ranking.
+# Dify drops every record under its score_threshold and sorts what it keeps by score, so
+# the scores alone must carry sift's ranking: strictly decreasing down the list, and
+# above 0 for every record (a 0 is dropped by any threshold, and ties lose the order).
+# Record i of n never scores under _FLOOR * (n - i) / n, and never within _TIE_STEP of
+# the record ranked above it.
+_FLOOR = 0.01
+_TIE_STEP = 1e-6
 
-    Scores already inside [0, 1] (cosine, relative-score fusion, the harness's rank-based
-    1/(1+rank)) keep their values, so Dify's threshold means what it says. Otherwise they
-    are divided by the best one (negative ones become 0): the top record scores 1 and the
-    others keep their ratio to it, rather than min-max, which would push the last record
-    to 0 whatever its quality. Finally each score is capped by the one ranked above it:
-    the harness's order is the answer, and Dify re-sorts by score.
+
+def unit_scores(scores: Sequence[float]) -> list[float]:
+    """Scores of a ranked list mapped into (0, 1], strictly decreasing down the ranking.
+
+    1. Into [0, 1]: scores already inside it (cosine, relative-score fusion, the
+       harness's rank-based 1/(1+rank)) keep their values, so Dify's threshold means what
+       it says; otherwise they are divided by the best one (negative ones become 0): the
+       top record scores 1 and the others keep their ratio to it, rather than min-max,
+       which would push the last record to 0 whatever its quality.
+    2. Each score is capped a millionth under the one ranked above it: the harness's
+       order is the answer, and Dify re-sorts by score (a tie, or a later record that
+       scored higher, keeps its place).
+    3. Each score is at least record i's floor, 0.01 * (n - i) / n: a record that scored
+       0 (one the plain search kept, a negative cosine) stays in the list, in its place,
+       below any threshold of 0.01 or more.
+
+    `[0.9, 0.4, 0.1]` stays as it is; `[0.5, 0.5, 0.0]` becomes `[0.5, 0.499999,
+    0.00333]`; `[2.0, -1.0]` becomes `[1.0, 0.005]`.
     """
     if not scores:
         return []
@@ -105,9 +127,13 @@ def unit_scores(scores: Sequence[float]) -> list[float]:
     else:
         top = max(scores)
         unit = [min(1.0, max(0.0, s / top)) if top > 0 else 0.0 for s in scores]
-    for i in range(1, len(unit)):
-        unit[i] = min(unit[i], unit[i - 1])
-    return unit
+    n = len(unit)
+    mapped: list[float] = []
+    for rank, score in enumerate(unit):
+        if mapped:
+            score = min(score, mapped[-1] - _TIE_STEP)
+        mapped.append(max(score, _FLOOR * (n - rank) / n))
+    return mapped
 
 
 def _record_view(evidence: Evidence) -> dict[str, Any]:

@@ -4,7 +4,10 @@ Formats: .txt, .md, .html, PDF (each chunk knows its page), DOCX, PPTX (a slide 
 page), CSV/TSV (rows with their headers), and JSONL (`.jsonl`, `.jsonl.gz`: a document per
 line with its own `id`). Markdown, HTML and DOCX headings become sections. Text encodings
 are detected (UTF-8, UTF-16/32 with a BOM, Shift_JIS/CP932, EUC-JP) and binary content
-under a text name is refused.
+under a text name is refused. Every document carries metadata `format` (the kind its file
+was read as: `pdf`, `docx`, `pptx`, `html`, `markdown`, `text`, `csv`, `tsv`, `jsonl`) and
+`lang` (`sift.languages.guess_language` of its text), unless it holds its own (a JSONL
+line's metadata): what `--filter format=pdf` and `--filter lang=ja` select on.
 
 Nothing is skipped silently: every file or line not read is an `InputProblem` with its
 reason (`SkipReason`). Ids are stable across runs and spellings (`SourceNaming`), so

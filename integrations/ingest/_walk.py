@@ -1,21 +1,24 @@
 """Which files an ingest reads, the document id of each, and which stored documents a
 sync removes.
 
-Identity: a file's document id never depends on how its path was spelled. By default it
-is the file's path relative to a root folder (`root`: a store records the one it was
-first indexed with, see `default_root`), so `docs/a.pdf`, `./docs/a.pdf`,
-`/home/me/docs/a.pdf` and a run over `docs/..` all name the same document. A file
-outside the root is named by the folder given on the command line: that folder's name,
-then the path below it (`../b/notes/x.md` given as `../b/notes` is `notes/x.md`; a file
+Identity: a file's document id never depends on how its path was spelled. It is the
+file's path relative to a root folder (`root`: a store records the one it was first
+indexed with, see `default_root`), so `docs/a.pdf`, `./docs/a.pdf`, `/home/me/docs/a.pdf`
+and a run over `docs/..` all name the same document. The root is the current folder when
+everything given lies inside it, else the folder holding what was given, so a folder
+given from outside is named the same on a store's first run and on any later one: its
+name, then the path below it (`../b/notes` stores `notes/sub/x.md`). A file outside the
+recorded root is named that way too, by the folder given on the command line (a file
 given directly, by its folder's name and its own), so an id never holds `..` and never
 names an absolute path. With an explicit `prefix` it is that prefix plus the path below
 the folder given (or the file's name, for a file given directly): for ids that stay the
 same when the files move. Ids are in Unicode NFC, so a name spelled decomposed (macOS)
-prints and matches like the same name typed.
+prints and matches like the same name typed. Why this rule: docs/decisions/0019.
 
 `InputFile.former_id` is the id an earlier sift gave the file (relative to the root even
-outside it, `../b/notes/x.md`; or not NFC), when it differs: `sift index` renames such a
-stored document and reports it.
+outside it, `../b/notes/x.md`; not NFC; or, in a store that records no root, relative to
+the folder given itself, as `default_root` chose before 0019), when it differs: `sift
+index` renames such a stored document and reports it.
 """
 
 from __future__ import annotations
@@ -79,6 +82,18 @@ class SourceNaming:
 
     root: Path | None = None
     prefix: str | None = None
+    # The root an earlier sift named these files by, when it differs from `root`: only
+    # for stores that record no root, where each run chose one (see `unrecorded`).
+    former_root: Path | None = None
+
+    @classmethod
+    def unrecorded(cls, paths: Sequence[str | os.PathLike[str]]) -> SourceNaming:
+        """The naming of a run into a store that records no root (Weaviate): this run's
+        `default_root`, with the root a sift before docs/decisions/0019 chose for the same
+        inputs as the former one, so what it stored is renamed, not duplicated."""
+        root = default_root(paths)
+        before = _root_before_0019(paths)
+        return cls(root=root, former_root=before if before != root else None)
 
     def doc_id(self, absolute: Path, below: str, folder: Path) -> str:
         """The id of the file at `absolute`, `below` the folder given (`folder`, absolute;
@@ -96,8 +111,9 @@ class SourceNaming:
         if self.prefix is not None:
             old = self.prefix + below
         else:
-            assert self.root is not None
-            old = Path(os.path.relpath(absolute, self.root)).as_posix()
+            root = self.former_root or self.root
+            assert root is not None
+            old = Path(os.path.relpath(absolute, root)).as_posix()
         return old if old != self.doc_id(absolute, below, folder) else None
 
 
@@ -139,14 +155,30 @@ def _absolute(path: Path) -> Path:
 
 def default_root(paths: Sequence[str | os.PathLike[str]], cwd: Path | None = None) -> Path:
     """The root a store records on its first ingest: the current folder when every input
-    lies inside it, else the deepest folder holding all of them (unless that is the
-    file system's root, whose relative paths would be absolute ones: then the current
-    folder, and the inputs are named by their folders)."""
+    lies inside it, else the deepest folder holding the folders given (for a file given
+    directly, the folder holding its folder), so each folder given is named by its name,
+    then the path below it, exactly as a later run names a folder outside the root. When
+    that is the file system's root (whose relative paths would be absolute ones), the
+    current folder, and the inputs are named by their folders."""
     here = _absolute(cwd or Path.cwd())
-    places = []
-    for raw in paths:
-        path = _absolute(Path(raw))
-        places.append(path if path.is_dir() else path.parent)
+    places = [_place(Path(raw)) for raw in paths]
+    if not places or all(p == here or p.is_relative_to(here) for p in places):
+        return here
+    common = Path(os.path.commonpath([p.parent for p in places]))
+    return here if common == Path(common.anchor) else common
+
+
+def _place(raw: Path) -> Path:
+    """The folder an input names: itself, or a file's folder."""
+    path = _absolute(raw)
+    return path if path.is_dir() else path.parent
+
+
+def _root_before_0019(paths: Sequence[str | os.PathLike[str]]) -> Path:
+    """`default_root` as it was: the deepest folder holding the inputs themselves, so a
+    lone folder outside the current one was its own root and its name was in no id."""
+    here = _absolute(Path.cwd())
+    places = [_place(Path(raw)) for raw in paths]
     if not places or all(p == here or p.is_relative_to(here) for p in places):
         return here
     common = Path(os.path.commonpath(places))

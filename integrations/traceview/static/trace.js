@@ -60,6 +60,8 @@
     return (v >= 1000 ? (v / 1000).toFixed(2) + " s" : v.toFixed(v >= 100 ? 0 : 1) + " ms");
   }
 
+  // The one argument a call is known by (its query, pattern or document id), to match
+  // an evidence item's found_by against the calls.
   function argText(args) {
     if (!args || typeof args !== "object") return String(args === undefined ? "" : args);
     var keys = Object.keys(args);
@@ -68,6 +70,55 @@
       return typeof only === "string" ? only : JSON.stringify(only);
     }
     return JSON.stringify(args);
+  }
+
+  // A value as a person reads it: a string between plain quotes exactly as written (no
+  // JSON escapes: a grep pattern's \w stays \w, Japanese stays Japanese), lists and
+  // objects spelled out the same way. Always drawn as text, never as markup.
+  function valueText(value) {
+    if (typeof value === "string") return "\"" + value + "\"";
+    if (value === null || value === undefined) return "null";
+    if (Array.isArray(value)) return "[" + value.map(valueText).join(", ") + "]";
+    if (typeof value === "object") {
+      return "{" + Object.keys(value).map(function (k) {
+        return k + ": " + valueText(value[k]);
+      }).join(", ") + "}";
+    }
+    return String(value);
+  }
+
+  // A call's arguments as `name: value` pairs (`query: "金閣寺"`), not a JSON repr.
+  function argsText(args) {
+    if (args === null || args === undefined) return "";
+    if (typeof args !== "object" || Array.isArray(args)) return valueText(args);
+    return Object.keys(args).map(function (k) { return k + ": " + valueText(args[k]); })
+      .join(", ");
+  }
+
+  function argsView(args) {
+    var parts = ["("];
+    if (args && typeof args === "object" && !Array.isArray(args)) {
+      Object.keys(args).forEach(function (k, i) {
+        if (i) parts.push(", ");
+        parts.push(el("span", { class: "arg", "data-arg": k }, [
+          el("span", { class: "arg-name" }, k + ": "),
+          el("span", { class: "arg-value" }, valueText(args[k])),
+        ]));
+      });
+    } else {
+      parts.push(argsText(args));
+    }
+    parts.push(")");
+    return el("span", { class: "args", "data-role": "args" }, parts);
+  }
+
+  // The argument each tool's found_by names (FoundBy.argument is its bare value).
+  var FOUND_BY_ARGUMENT = { search_corpus: "query", grep_corpus: "pattern",
+    read_document: "doc_id" };
+
+  function foundByText(found) {
+    var name = FOUND_BY_ARGUMENT[found.tool];
+    return found.tool + "(" + (name ? name + ": " : "") + valueText(found.argument) + ")";
   }
 
   function docOf(chunkId) {
@@ -292,7 +343,7 @@
     var head = el("div", null, [
       el("span", { class: "tool" }, harness ? "prune_chunks (by the harness)" : call.tool),
       " ",
-      harness ? null : el("span", { class: "args" }, "(" + JSON.stringify(argText(call.arguments)) + ")"),
+      harness ? null : argsView(call.arguments),
     ]);
     node.appendChild(head);
     var added = call.added || [], pruned = call.pruned || [];
@@ -384,7 +435,7 @@
         if (f.tool === "entity_graph") {
           // The planner's graph reorders its final list (no call of its own: a mark);
           // single_shot's walk is a call in the trace, and the mark links to it.
-          var label = "entity graph via " + JSON.stringify(f.argument) + "  ";
+          var label = "entity graph via " + valueText(f.argument) + "  ";
           var walks = calls.filter(function (c) {
             return c.turn === f.turn && c.tool === "entity_graph" &&
               c.added.indexOf(item.chunk_id) >= 0;
@@ -395,7 +446,7 @@
             : el("span", { class: "found-graph", "data-entity": f.argument }, label));
           return;
         }
-        var text = f.tool + "(" + JSON.stringify(f.argument) + ") turn " + f.turn;
+        var text = foundByText(f) + " turn " + f.turn;
         var targets = callsThatFound(calls, item.chunk_id, f);
         if (!targets.length) { found.appendChild(el("span", null, text + "  ")); return; }
         targets.forEach(function (c) {
@@ -546,7 +597,7 @@
   }
 
   window.SiftTrace = { render: render, tokenChart: tokenChart, el: el, num: num,
-    locationLabel: locationLabel };
+    locationLabel: locationLabel, argsText: argsText };
 
   var holder = document.getElementById("sift-trace-data");
   var container = document.getElementById("sift-trace");

@@ -91,7 +91,7 @@
       this.log(lane + "turn " + data.turn + " (" + num(data.tokens) + " tokens in context)");
       status("Turn " + data.turn + "\u2026", false);
     } else if (name === "sift.tool_call") {
-      this.log(lane + "  " + data.tool + "(" + JSON.stringify(firstValue(data.arguments)) + ")" +
+      this.log(lane + "  " + data.tool + "(" + window.SiftTrace.argsText(data.arguments) + ")" +
         (data.error ? "  error: " + data.error : ""), data.error ? "err" : "");
     } else if (name === "sift.chunks_added") {
       this.log(lane + "    +" + (data.chunk_ids || []).length + " chunks from " + data.tool);
@@ -116,12 +116,6 @@
     while (liveChart.firstChild) liveChart.removeChild(liveChart.firstChild);
     liveChart.appendChild(window.SiftTrace.tokenChart(lanes, this.tiers));
   };
-
-  function firstValue(args) {
-    if (!args || typeof args !== "object") return args;
-    var keys = Object.keys(args);
-    return keys.length === 1 ? args[keys[0]] : args;
-  }
 
   // ------------------------------------------------------------------ the stream
 

@@ -98,7 +98,7 @@ def test_search_json_single_shot_agentic_and_filters(sift, indexed: Path) -> Non
     assert base.returncode == 0, base.stderr
     result = json.loads(base.stdout)
     assert result["mode"] == "single_shot" and len(result["evidence"]) == 2
-    assert result["evidence"][0]["doc_id"] == "guide.md"
+    assert result["evidence"][0]["doc_id"] == "docs/guide.md"
     assert set(result) >= {"evidence", "trace", "usage", "stopped_because"}
 
     agentic = sift(
@@ -113,7 +113,7 @@ def test_search_json_single_shot_agentic_and_filters(sift, indexed: Path) -> Non
     episode = json.loads(agentic.stdout)
     assert episode["mode"] == "agentic" and episode["trace"]
     assert episode["stopped_because"] in {"final", "max_turns", "budget"}
-    assert "guide.md" in {e["doc_id"] for e in episode["evidence"]}
+    assert "docs/guide.md" in {e["doc_id"] for e in episode["evidence"]}
 
     german = sift(
         "search", "--store", store, "--json", "--single-shot", "--filter", "lang=de", "river"
@@ -133,7 +133,7 @@ def test_search_prints_the_evidence_for_people(sift, indexed: Path) -> None:
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "Who designed the Basalt Bridge?"
-    assert lines[1].startswith(" 1. Basalt Guide  guide.md_")
+    assert lines[1].startswith(" 1. Basalt Guide  docs/guide.md_")
     assert "found by search(" in run.stdout and "Ilse Varga" in run.stdout
     assert "agentic:" in lines[-1] and "stopped because final" in lines[-1]
 
@@ -221,7 +221,7 @@ def test_bad_queries_are_one_line_errors(
 def test_grep_finds_english_and_japanese_text(sift, indexed: Path) -> None:
     run = sift("grep", "--store", str(indexed), "--json", "born in the town of [A-Z]\\w+")
     assert run.returncode == 0, run.stderr
-    assert [h["chunk"]["doc_id"] for h in json.loads(run.stdout)["hits"]] == ["guide.md"]
+    assert [h["chunk"]["doc_id"] for h in json.loads(run.stdout)["hits"]] == ["docs/guide.md"]
     run = sift("grep", "--store", str(indexed), "セゲド")
     assert run.returncode == 0, run.stderr
     assert "p3_0" in run.stdout and "ティサ川はセゲドの町を流れ" in run.stdout
@@ -304,7 +304,7 @@ def test_ollama_policy_searches_and_closes_its_client(
     assert one.returncode == 0, one.stderr
     result = json.loads(one.stdout)
     assert result["stopped_because"] == "final"
-    assert result["evidence"][0]["doc_id"] == "guide.md"
+    assert result["evidence"][0]["doc_id"] == "docs/guide.md"
     assert many.returncode == 0, many.stderr
     rows = [json.loads(line) for line in many.stdout.splitlines()]
     assert [r["question"] for r in rows] == questions

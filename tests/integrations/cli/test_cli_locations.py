@@ -39,7 +39,7 @@ def test_search_prints_each_passages_page_and_section_beside_its_title(
 ) -> None:
     evidence = json.loads(_search(sift, store, "--json").stdout)["evidence"]
     ranked = {e["doc_id"]: (rank, e) for rank, e in enumerate(evidence, start=1)}
-    assert {"report.pdf", "guide.md", "memo"} <= ranked.keys()
+    assert {"docs/report.pdf", "docs/guide.md", "memo"} <= ranked.keys()
     lines = _search(sift, store).stdout.splitlines()
 
     def heading(doc_id: str) -> tuple[str, dict]:
@@ -47,10 +47,10 @@ def test_search_prints_each_passages_page_and_section_beside_its_title(
         line = next(line for line in lines if line.startswith(f"{rank:>2}. "))
         return line.removeprefix(f"{rank:>2}. "), item
 
-    line, pdf = heading("report.pdf")
+    line, pdf = heading("docs/report.pdf")
     assert pdf["metadata"]["pages"] == [2, 2]
     assert line == f"Annual Report  p. 2  {pdf['chunk_id']}"
-    line, guide = heading("guide.md")
+    line, guide = heading("docs/guide.md")
     assert guide["metadata"]["section"] == "Results > 売上高"
     assert line == f"Results  § Results > 売上高  {guide['chunk_id']}"
     # A JSONL passage has no page and no section: nothing stray beside its title.

@@ -56,5 +56,5 @@ def test_python_m_sift_indexes_then_searches_the_default_store(tmp_path: Path) -
     search = sift("search", "--json", "-q", "--top-k", "5", "Who designed the Basalt Bridge?")
     assert search.returncode == 0, search.stderr
     result = json.loads(search.stdout)
-    assert result["mode"] == "agentic" and result["evidence"][0]["doc_id"] == "bridge.md"
+    assert result["mode"] == "agentic" and result["evidence"][0]["doc_id"] == "docs/bridge.md"
     assert (tmp_path / "home" / "store" / "sift.db").is_file()

@@ -85,7 +85,7 @@ def test_one_store_is_served_as_the_collection_named_for_it(tmp_path: Path) -> N
         top = records[0]
         assert "Line 20 of page 6 " in top["content"]
         assert top["metadata"]["page"] == 6 and top["metadata"]["pages"] == [6, 6]
-        assert top["metadata"]["doc_id"] == "annual.pdf"
+        assert top["metadata"]["doc_id"] == "reports/annual.pdf"
         native = client.post(
             "/v1/search",
             json={"collection": "ir-reports", "question": "6ページ目", "mode": "single_shot"},
@@ -113,4 +113,4 @@ def test_index_then_serve_as_the_readme_shows_answers(tmp_path: Path) -> None:
         assert "as collection 'store'" in log
         assert "store" in client.get("/v1/collections").json()["collections"]
         records = _retrieval(client, "store", "Who designed the Basalt Bridge?")
-        assert records[0]["metadata"]["doc_id"] == "bridge.md"
+        assert records[0]["metadata"]["doc_id"] == "docs/bridge.md"

@@ -3,6 +3,7 @@ the gold JSQuAD paragraph in a mixed Japanese and English collection."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -73,6 +74,10 @@ def test_dify_retrieval_finds_the_japanese_paragraph(
     assert gold in [r["metadata"]["doc_id"] for r in records]
     record = next(r for r in records if r["metadata"]["doc_id"] == gold)
     assert record["title"] == "梅雨" and "小笠原諸島" in record["content"]
+    # Scores say sift's ranking by themselves (Dify sorts by them): strictly decreasing,
+    # every one above 0.
+    scores = [r["score"] for r in records]
+    assert all(a > b for a, b in itertools.pairwise(scores)) and scores[-1] > 0
 
 
 def test_native_search_answers_japanese_with_latin_names(japanese_url):

@@ -3,6 +3,7 @@ sequence, the native search as JSON and as server-sent events, deadlines."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,10 @@ def test_retrieval_contract(served, knowledge_id):
         )
         for key, value in document.metadata.items():
             assert record["metadata"][key] == value
-    assert records[0]["score"] == max(r["score"] for r in records)
+    # Dify sorts by score and drops what is under its threshold: the scores alone keep
+    # sift's ranking, each above 0.
+    scores = [r["score"] for r in records]
+    assert all(a > b > 0 for a, b in itertools.pairwise(scores)) and scores[-1] > 0
 
 
 def test_score_threshold_drops_records(served):

@@ -41,8 +41,14 @@ def test_folder_of_mixed_files_has_stable_relative_ids(tmp_path: Path) -> None:
     _write(tmp_path / ".hidden" / "secret.txt", "x")
     _write(tmp_path / ".DS_Store", "x")
     problems: list[InputProblem] = []
-    docs = {d.id: d for d in read_inputs([tmp_path], problems)}
-    assert sorted(docs) == ["a.txt", "sub/b.md", "sub/c.html"]
+    # A folder outside the current one is named by its name, then the path below it.
+    folder = tmp_path.name
+    docs = {d.id.removeprefix(f"{folder}/"): d for d in read_inputs([tmp_path], problems)}
+    assert sorted(d.id for d in docs.values()) == [
+        f"{folder}/a.txt",
+        f"{folder}/sub/b.md",
+        f"{folder}/sub/c.html",
+    ]
     assert docs["sub/b.md"].title == "Heading One"
     html = docs["sub/c.html"]
     assert html.title == "Page"
@@ -51,7 +57,7 @@ def test_folder_of_mixed_files_has_stable_relative_ids(tmp_path: Path) -> None:
     assert docs["a.txt"].metadata["source"] == str((tmp_path / "a.txt").resolve())
     (skipped,) = problems
     assert skipped.reason == "unsupported type" and skipped.source.endswith("ignored.bin")
-    assert [d.id for d in read_inputs([tmp_path])] == list(docs)  # same order every run
+    assert [d.id for d in read_inputs([tmp_path])] == [d.id for d in docs.values()]
     assert plan_inputs([tmp_path]).hidden == 2
 
 
@@ -69,7 +75,8 @@ def test_jsonl_reports_bad_lines_by_number_and_keeps_the_rest(tmp_path: Path) ->
     problems: list[InputProblem] = []
     docs = list(read_inputs([path], problems))
     assert [d.id for d in docs] == ["1", "2"]
-    assert docs[0].metadata == {"lang": "en"}
+    # The line's own `lang` is kept; `format` says how its file was read (JSONL).
+    assert docs[0].metadata == {"lang": "en", "format": "jsonl"}
     assert [p.line for p in problems] == [2, 3, 4, 7]
     assert "not valid JSON" in str(problems[0])
     assert "'id'" in problems[1].error and "'text'" in problems[3].error
@@ -160,7 +167,7 @@ def test_worker_processes_start_only_once_reading_here_is_slow(tmp_path: Path) -
     quick = _Reader(plan.files, [], jobs=2, on_file=None, payback_s=3600)
     assert len(list(quick.documents())) == 3 and quick._pool is None
     eager = _Reader(plan.files, [], jobs=2, on_file=None, payback_s=0)
-    assert [d.id for d in eager.documents()] == ["0.pdf", "1.pdf", "2.pdf"]
+    assert [d.id for d in eager.documents()] == [f"{tmp_path.name}/{n}.pdf" for n in range(3)]
     assert eager._pool is not None
     eager.close()
     assert list(read_files(plan.files, [], jobs=2))  # the public way, adaptive
@@ -192,7 +199,7 @@ def test_files_are_read_in_worker_processes_in_plan_order(tmp_path: Path) -> Non
     assert parallel_events == serial_events
     assert [e.pages for e in serial_events if e.source.endswith(".pdf")] == [2, 3, 4, 0]
     assert serial_events[-1].skipped and serial_problems[0].reason == "malformed"
-    assert [d.id for d in serial][:2] == ["0-notes.txt", "0-report.pdf"]
+    assert [d.id.split("/")[-1] for d in serial][:2] == ["0-notes.txt", "0-report.pdf"]
 
 
 def test_a_benchmark_corpus_ingests_as_is() -> None:

@@ -162,7 +162,8 @@ def located_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     `sift index` reads them."""
     from sift.integrations.ingest import read_inputs
 
-    folder = write_located_files(tmp_path_factory.mktemp("located-files"))
+    # Read from elsewhere, a folder is named by its name: ids start with `docs/`.
+    folder = write_located_files(tmp_path_factory.mktemp("located-files") / "docs")
     root = tmp_path_factory.mktemp("located")
     corpus = open_store(root / "reports", embedder="hash")
     try:

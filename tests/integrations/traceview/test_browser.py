@@ -118,6 +118,14 @@ def test_a_trace_page_draws_every_part_of_the_episode(
     ]
     assert "prune_chunks (by the harness)" in browser.find_element(By.ID, "c-0-2-3").text
     assert "kyoto_0" in browser.find_element(By.ID, "c-0-2-2").text
+    # Arguments read as values: `name: "value"`, the Japanese query as typed.
+    shown = {c: _args(browser, c) for c in ("c-0-1-0", "c-0-1-1", "c-0-2-1", "c-0-2-2")}
+    assert shown == {
+        "c-0-1-0": '(query: "金閣寺")',
+        "c-0-1-1": '(pattern: "(unclosed")',
+        "c-0-2-1": '(doc_id: "yoshimitsu")',
+        "c-0-2-2": '(chunk_ids: ["kyoto_0"])',
+    }
 
     # Evidence with justifications; each provenance link lands on the call that found it.
     items = browser.find_elements(By.CSS_SELECTOR, ".evidence-item")
@@ -128,6 +136,7 @@ def test_a_trace_page_draws_every_part_of_the_episode(
     assert "<b>not bold</b> & not markup" in items[2].text  # shown as text
     links = items[0].find_elements(By.CSS_SELECTOR, "a.found-by")
     assert [a.get_attribute("data-call") for a in links] == ["c-0-1-0", "c-0-2-1"]
+    assert links[0].text == 'search_corpus(query: "金閣寺") turn 1'
     links[1].click()
     assert browser.execute_script("return location.hash") == "#c-0-2-1"
     target = browser.find_element(By.CSS_SELECTOR, ".call:target")
@@ -144,6 +153,44 @@ def test_a_trace_page_draws_every_part_of_the_episode(
     assert "near-duplicate kyoto" in twin and "surfaced but not in the final evidence" in twin
     assert "turn 1 search_corpus" in twin and "pruned in turn 2" in twin
     assert console(browser) == []
+
+
+def _args(browser: Any, call_id: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    call = browser.find_element(By.ID, call_id)
+    return str(call.find_element(By.CSS_SELECTOR, "[data-role=args]").text)
+
+
+def test_arguments_read_as_values_and_markup_in_them_stays_text(browser, tmp_path, corpus):
+    """A model's arguments, whatever they hold: a Japanese query with quotes and markup,
+    a pattern with backslashes, are shown as typed, `name: "value"`, never as JSON
+    escapes and never as HTML."""
+    from selenium.webdriver.common.by import By
+
+    from sift.graphs import HarnessConfig, ScriptedPolicy, search
+
+    query = '足利義満 "金閣寺" <img src=x onerror=window.__xss=1>'
+    pattern = r"<b>義満</b>|\d{4}年\s"
+    script = [
+        [
+            {"name": "search_corpus", "arguments": {"query": query}},
+            {"name": "grep_corpus", "arguments": {"pattern": pattern}},
+        ],
+        {"final": [{"id": "yoshimitsu_0", "justification": "生年"}]},
+    ]
+    config = HarnessConfig(keep_plain_search=False)
+    result = search("義満の生年は？", corpus, policy=ScriptedPolicy(script), config=config)
+    browser.get(write_trace_html(tmp_path / "args.html", result).as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-role=evidence]"))
+    assert console(browser) == []
+    assert _args(browser, "c-0-1-0") == f'(query: "{query}")'
+    assert _args(browser, "c-0-1-1") == f'(pattern: "{pattern}")'  # one backslash each
+    args = browser.find_elements(By.CSS_SELECTOR, "[data-role=args]")
+    assert not any(a.find_elements(By.CSS_SELECTOR, "img, b") for a in args)
+    assert browser.execute_script("return window.__xss === undefined")
+    names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".arg-name")]
+    assert names[:2] == ["query:", "pattern:"]
 
 
 def _evidence_items(browser, page: Path) -> list[Any]:
@@ -255,7 +302,7 @@ def test_failed_and_single_shot_episodes_draw_too(browser, tmp_path, corpus, que
 
 # Where each located passage sits, as its evidence item shows it beside its title (issue 44):
 # a PDF's page, a Japanese section under an English heading, nothing for a JSONL line.
-PLACES = {"report.pdf_1": "p. 2", "guide.md_1": "§ Results > 売上高", "memo_0": None}
+PLACES = {"docs/report.pdf_1": "p. 2", "docs/guide.md_1": "§ Results > 売上高", "memo_0": None}
 
 
 def assert_places_drawn(browser: Any) -> None:
@@ -387,6 +434,12 @@ def test_ui_runs_a_search_end_to_end_with_the_api_keys(browser, served, question
     log = browser.find_element(By.ID, "log")
     assert int(log.get_attribute("data-lines")) > 4
     assert "[rollout 1]" in log.get_attribute("textContent")
+    # Each call with its arguments as values: `search_corpus(query: "...")`, the
+    # Japanese question's words as typed (no \u escapes).
+    lines = [e.get_attribute("textContent") for e in log.find_elements(By.CSS_SELECTOR, "div")]
+    calls = [line for line in lines if "search_corpus(" in line]  # the log is folded now
+    assert calls and all('search_corpus(query: "' in line for line in calls), calls
+    assert any("金閣寺" in line for line in calls) and not any("\\u" in c for c in calls)
     assert browser.find_element(By.CSS_SELECTOR, "[data-role=question]").text == question_ja
     lanes = browser.find_elements(By.CSS_SELECTOR, "[data-role=lanes] > .lane")
     assert len(lanes) == 3  # two rollouts and the fusion
