@@ -143,8 +143,9 @@ def worker_command() -> list[str]:
     store's worker): it reads a pickled `EntityLimits`, then pickled lists of (title,
     text) on stdin until EOF, and answers each list on stdout with the pickled (keys, how
     many are the title's) of every text. It runs this process's sift, importing only the
-    extraction."""
-    return [sys.executable, "-c", BOOT, str(Path(__file__).parent)]
+    extraction. `-P`: the folder the user runs sift in stays off its import path (plain
+    `-c` puts it first, and a `threading.py` there ran in the child)."""
+    return [sys.executable, "-P", "-c", BOOT, str(Path(__file__).parent)]
 
 
 def rrf_scores(lists: Iterable[tuple[float, Sequence[str]]], k: int) -> dict[str, float]:

@@ -6,6 +6,7 @@ LangGraph state all speak the same, validated shapes (DESIGN "The episode: contr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -74,6 +75,15 @@ class Document(BaseModel):
         clash = {"doc_id", "title", "chunk_id", "chunk_index"} & set(value)
         if clash:
             raise ValueError(f"metadata keys {sorted(clash)} are reserved by sift")
+        # NaN and Infinity are no JSON numbers: stored, they made `sift ls --json` and
+        # the API's answers print what no standard JSON parser reads.
+        for key, item in value.items():
+            items = item if isinstance(item, list) else [item]
+            if any(isinstance(x, float) and not math.isfinite(x) for x in items):
+                raise ValueError(
+                    f"metadata {key!r} is not a finite number ({item!r}); NaN and Infinity "
+                    "cannot be stored (JSON has no such numbers)"
+                )
         return value
 
 

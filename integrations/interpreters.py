@@ -21,9 +21,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 
-__all__ = ["child_pipes", "start_python"]
+__all__ = ["child_pipes", "safe_path_children", "start_python"]
 
 # Before anything is imported; the window left is the interpreter's own start-up.
 _IGNORE_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
@@ -55,3 +58,37 @@ def child_pipes() -> tuple[Connection, Connection]:
         Connection(int(sys.argv[1]), writable=False),
         Connection(int(sys.argv[2]), readable=False),
     )
+
+
+_SAFE_PATH = "PYTHONSAFEPATH"
+_safe_path_lock = threading.Lock()
+# How many `safe_path_children` are open, and the variable's value before the first.
+_safe_path_users = 0
+_safe_path_saved: str | None = None
+
+
+@contextmanager
+def safe_path_children() -> Iterator[None]:
+    """While open, every Python child started (a `multiprocessing` spawn child, its
+    resource tracker) runs as with `-P`: the folder the user runs sift in stays off its
+    import path. multiprocessing starts a child with `python -c ...`, which puts that
+    folder first, so a `threading.py` there was imported by every PDF reader of `sift
+    index` (which then called valid PDFs malformed); multiprocessing passes `-P` on only
+    from a parent itself run with it, so the child learns it from the environment
+    (PYTHONSAFEPATH, Python 3.11+), set for as long as children are being started."""
+    global _safe_path_users, _safe_path_saved
+    with _safe_path_lock:
+        if _safe_path_users == 0:
+            _safe_path_saved = os.environ.get(_SAFE_PATH)
+            os.environ[_SAFE_PATH] = "1"
+        _safe_path_users += 1
+    try:
+        yield
+    finally:
+        with _safe_path_lock:
+            _safe_path_users -= 1
+            if _safe_path_users == 0:
+                if _safe_path_saved is None:
+                    os.environ.pop(_SAFE_PATH, None)
+                else:
+                    os.environ[_SAFE_PATH] = _safe_path_saved

@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_EMBEDDER",
     "HashEmbedder",
     "OllamaEmbedSettings",
+    "check_embedder_name",
     "covers",
     "embedder_languages",
     "embedder_names",
@@ -50,15 +51,26 @@ def static_native() -> bool:
     return _static._pieces is not None
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:
-    """The embedder registered under `name`; unknown names list the valid ones."""
+def check_embedder_name(name: str) -> str:
+    """`name` when `get_embedder` knows it, without loading its model (a service checks
+    its setting before it serves); ConfigurationError listing the valid names else."""
     if name == "hash" or name.startswith("hash:"):
         size = name.split(":", 1)[1] if ":" in name else "256"
         if not size.isdigit() or int(size) < 1:
             raise ConfigurationError(
                 f"embedder {name!r}: the hash embedder's size is a positive integer (hash:64)"
             )
-        return HashEmbedder(dim=int(size))
+        return name
+    if name in ("static", "minilm") or (name.startswith("ollama:") and name[len("ollama:") :]):
+        return name
+    raise ConfigurationError(f"unknown embedder {name!r}; valid names: {', '.join(_NAMES)}")
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER, **options: object) -> Embedder:
+    """The embedder registered under `name`; unknown names list the valid ones."""
+    check_embedder_name(name)
+    if name == "hash" or name.startswith("hash:"):
+        return HashEmbedder(dim=int(name.split(":", 1)[1] if ":" in name else "256"))
     if name == "static":
         from sift.integrations.embedders._static import StaticEmbedder
 

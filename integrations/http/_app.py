@@ -28,6 +28,7 @@ from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._native import DocumentsRequest
 from sift.integrations.http._settings import ApiKey, ServerSettings
 from sift.integrations.http._validation import NOT_BLANK, SPACE
+from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 
 __all__ = ["ROUTERS", "create_app"]
 
@@ -139,7 +140,9 @@ def _server_limits(schemas: dict[str, Any], settings: ServerSettings) -> None:
         ("SearchRequest", "question"): {"maxLength": settings.max_query_chars},
         ("SearchRequest", "top_k"): {"maximum": settings.max_top_k},
         ("SearchRequest", "rollouts"): {"maximum": settings.max_rollouts},
-        ("GrepRequest", "pattern"): {"maxLength": settings.max_query_chars},
+        # What the stores enforce (a longer pattern is refused with 422), not the
+        # question's limit this said before (2,000 against 500).
+        ("GrepRequest", "pattern"): {"maxLength": DEFAULT_MAX_PATTERN_CHARS},
         ("GrepRequest", "top_k"): {"maximum": settings.max_top_k},
         ("DocumentsRequest", "documents"): {"maxItems": settings.max_documents_per_request},
     }

@@ -35,10 +35,12 @@ from sift.errors import (
     CorpusError,
     DocumentError,
     IncompatibleStoreError,
+    IndexDamagedError,
     InvalidPatternError,
     InvalidQueryError,
     ModelServerError,
     NotAStoreError,
+    StoreDamagedError,
     StoreUnavailableError,
 )
 from sift.integrations.http._errors import (
@@ -170,7 +172,10 @@ class Engine:
             if self.settings.freeze_heap:
                 _freeze_heap()
                 if self.processes is not None:
-                    await asyncio.wrap_future(self._pool.submit(self.processes.freeze_heaps))
+                    # RuntimeError: the service stopped before it was warm (its port was
+                    # taken) and its pool takes no more work; nothing is left to freeze.
+                    with contextlib.suppress(RuntimeError):
+                        await asyncio.wrap_future(self._pool.submit(self.processes.freeze_heaps))
             self._ready.set()
             self.metrics.ready.set(1)
         problems = {k: v for k, v in self.warm_report.items() if v != "ready"}
@@ -361,9 +366,25 @@ class Engine:
         corpus = self.collections.open_sync(collection)
         if self.processes is None:
             return run_search(job, collection.name, corpus, plan, due, on_event)
-        return self.processes.search(
-            job, collection, self.generation(collection.name), plan, due, on_event
-        )
+        try:
+            return self.processes.search(
+                job, collection, self.generation(collection.name), plan, due, on_event
+            )
+        except IndexDamagedError as exc:
+            # A search process (a reader) found a derived index gone and may not rebuild
+            # it: this process, the writer, opens the store again, which rebuilds it on
+            # disk, and the search runs once more on it (every search answered 503 until
+            # a restart, issue 42).
+            log.warning(
+                "collection %r: %s; opening its store again to rebuild it", collection.name, exc
+            )
+            with self.write_lock(collection.name):
+                self.collections.discard(collection.name)
+                self.collections.open_sync(collection)
+                self._wrote(collection.name)
+            return self.processes.search(
+                job, collection, self.generation(collection.name), plan, due, on_event
+            )
 
     # ----------------------------------------------------------------- writes
 
@@ -467,7 +488,9 @@ def _reopen_helps(exc: BaseException) -> bool:
     process's lock is released); never for bad input, a full disk or a missing store."""
     if isinstance(exc, ApiError | DocumentError | ModelServerError):
         return False
-    if isinstance(exc, NotAStoreError | IncompatibleStoreError | StoreUnavailableError):
+    if isinstance(
+        exc, NotAStoreError | IncompatibleStoreError | StoreUnavailableError | StoreDamagedError
+    ):
         return False
     return not no_space(exc)
 

@@ -19,7 +19,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
+from sift.errors import (
+    CorpusError,
+    IncompatibleStoreError,
+    NotAStoreError,
+    StoreDamagedError,
+    StoreLockedError,
+)
 
 log = logging.getLogger("sift.http")
 
@@ -244,6 +250,9 @@ def store_error(exc: BaseException, retry_after_s: int) -> ApiError | None:
         )
     if isinstance(exc, NotAStoreError | IncompatibleStoreError):
         return ApiError(404, UNKNOWN_COLLECTION, f"the collection cannot be opened: {exc}")
+    if isinstance(exc, StoreDamagedError):
+        # No Retry-After: retrying does not mend a damaged file; its operator must.
+        return ApiError(503, UNAVAILABLE, f"the collection's store is damaged: {exc}")
     if isinstance(exc, CorpusError | OSError | sqlite3.Error):
         return ApiError(
             503,

@@ -3,6 +3,8 @@ served with its own assets (it works without a network)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from importlib import resources
 from typing import Annotated
 
@@ -83,10 +85,35 @@ async def readyz(request: Request, svc: ServiceDep) -> Response:
     response_class=Response,
     responses={**COMMON_RESPONSES, 200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}},
 )
-async def metrics(svc: ServiceDep) -> Response:
+async def metrics(request: Request, svc: ServiceDep) -> Response:
+    """The service's metrics. Those of a collection (labelled `collection`) only to a
+    caller whose key may use it, as /readyz: anyone may ask, and the names of the
+    collections are not for anyone."""
     svc.metrics.in_flight.set(svc.engine.admission.active)
     svc.metrics.queue_length.set(svc.engine.admission.queued)
-    return Response(svc.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)
+    text = svc.metrics.render()
+    try:
+        key = svc.auth.identify(request.headers.get("authorization"))
+    except ApiError:
+        text = _without_collections(text, lambda _: False)
+    else:
+        if key is not None:
+            text = _without_collections(text, key.allows)
+    return Response(text, media_type=PROMETHEUS_CONTENT_TYPE)
+
+
+_COLLECTION_LABEL = re.compile(rb'[{,]collection="([^"]*)"')
+
+
+def _without_collections(text: bytes, shown: Callable[[str], bool]) -> bytes:
+    """The samples of Prometheus text `text` but those labelled with a collection that
+    `shown` refuses (collection names match COLLECTION_PATTERN: no quote to escape)."""
+    kept = []
+    for line in text.splitlines(keepends=True):
+        found = None if line.startswith(b"#") else _COLLECTION_LABEL.search(line)
+        if found is None or shown(found.group(1).decode("utf-8", "replace")):
+            kept.append(line)
+    return b"".join(kept)
 
 
 @router.get("/docs", include_in_schema=False)

@@ -4,18 +4,31 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import re
+import socket
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sift.errors import ConfigurationError
+from sift.integrations.embedders import check_embedder_name
 from sift.paths import collections_path
 
-__all__ = ["ApiKey", "CollectionConfig", "SearchModeName", "ServerSettings", "parse_api_keys"]
+__all__ = [
+    "ApiKey",
+    "CollectionConfig",
+    "SearchModeName",
+    "ServerSettings",
+    "checked_key",
+    "key_fingerprint",
+    "parse_api_keys",
+]
 
 SearchModeName = Literal["agentic", "single_shot"]
 PolicyName = Literal["heuristic", "ollama"]
@@ -107,10 +120,38 @@ def parse_api_keys(text: str) -> list[ApiKey]:
             continue
         key, _, scope = entry.partition("=")
         collections = tuple(c for c in scope.split(",") if c) if scope else (ALL_COLLECTIONS,)
+        name = f"env#{len(keys) + 1}"
         keys.append(
-            ApiKey(key=SecretStr(key), name=f"env#{len(keys) + 1}", collections=collections)
+            checked_key(
+                {"key": key, "name": name, "collections": collections},
+                f"SIFT_SERVER_API_KEYS: key #{len(keys) + 1}",
+            )
         )
     return keys
+
+
+def checked_key(entry: dict[str, Any], where: str) -> ApiKey:
+    """The ApiKey of a keys file's or SIFT_SERVER_API_KEYS's entry; ValueError naming it
+    by `where` and a fingerprint of the key, never the key itself: pydantic's own message
+    quotes the input, and the service's start-up error printed a rejected key (a real
+    one, with a typo) on the terminal and into its logs."""
+    try:
+        return ApiKey.model_validate(entry)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors(include_url=False, include_input=False)
+        )
+        raise ValueError(f"{where} ({key_fingerprint(entry.get('key'))}): {problems}") from None
+
+
+def key_fingerprint(key: object) -> str:
+    """How a key is named where it must not be shown: its length and the start of its
+    SHA-256, which an operator can compare with `printf %s KEY | sha256sum`."""
+    if not isinstance(key, str):
+        return "no key given as text"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{len(key)} characters, sha256 {digest}"
 
 
 class ServerSettings(BaseSettings):
@@ -220,7 +261,7 @@ class ServerSettings(BaseSettings):
         default=True,
         description="Open and warm every collection at start-up, before /readyz says ready.",
     )
-    warm_policies: list[PolicyName] = Field(
+    warm_policies: Annotated[list[PolicyName], NoDecode] = Field(
         default_factory=lambda: list[PolicyName](["heuristic"]),
         description="Policies whose first episode runs at start-up (add `ollama` to load "
         "the model before the first request).",
@@ -262,6 +303,63 @@ class ServerSettings(BaseSettings):
             return None
         return store_collection_name(folder), str(folder)
 
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, value: str | None) -> str | None:
+        # Checked before anything is served: an unknown name used to start the service,
+        # which then failed each collection's creation, request after request.
+        return None if value is None else check_embedder_name(value)
+
+    @field_validator("warm_policies", mode="before")
+    @classmethod
+    def _policy_names(cls, value: object) -> object:
+        """From the environment: a JSON list, or names separated by commas or spaces;
+        an unknown name says which are known (a value that was not JSON was a
+        traceback from the settings' own decoding)."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValueError(f"{text!r} is not a JSON list of policy names") from None
+        else:
+            value = [name for name in re.split(r"[,\s]+", text) if name]
+        known = get_args(PolicyName)
+        if isinstance(value, list):
+            for name in value:
+                if name not in known:
+                    raise ValueError(
+                        f"unknown policy {name!r}; known: {', '.join(known)} (a JSON list, "
+                        "or names separated by commas)"
+                    )
+        return value
+
+    def check_port(self) -> None:
+        """ConfigurationError, on one line, when the service could not listen on `host`
+        and `port` (another process listens there, a port below 1024 without the right
+        to it): checked before anything starts. uvicorn found out only after the
+        service had started, and its error came with the start-up's tracebacks."""
+        if self.port == 0:
+            return  # any free port
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        probe = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            # As uvicorn binds: a port in TIME_WAIT after a restart is free to it.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((self.host, self.port))
+        except OSError as exc:
+            why = (
+                "another process is listening there; stop it or choose another port "
+                "(--port, SIFT_SERVER_PORT)"
+                if exc.errno == errno.EADDRINUSE
+                else exc.strerror or str(exc)
+            )
+            raise ConfigurationError(f"cannot listen on {self.host}:{self.port}: {why}") from None
+        finally:
+            probe.close()
+
     def load_keys(self) -> list[ApiKey]:
         keys: list[ApiKey] = []
         if self.api_keys is not None:
@@ -272,10 +370,10 @@ class ServerSettings(BaseSettings):
             if not isinstance(entries, list):
                 raise ValueError(f'{self.keys_file} must hold {{"keys": [...]}}')
             for number, entry in enumerate(entries, 1):
-                try:
-                    keys.append(ApiKey.model_validate({"name": f"file#{number}", **entry}))
-                except (ValueError, TypeError) as exc:
-                    raise ValueError(f"{self.keys_file}: key #{number}: {exc}") from None
+                where = f"{self.keys_file}: key #{number}"
+                if not isinstance(entry, dict):
+                    raise ValueError(f'{where} is not an object {{"key": ..., ...}}')
+                keys.append(checked_key({"name": f"file#{number}", **entry}, where))
         return keys
 
     def load_collections(self) -> dict[str, CollectionConfig]:

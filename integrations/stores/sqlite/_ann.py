@@ -16,6 +16,7 @@ makes them all visible.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -25,10 +26,13 @@ from pathlib import Path
 import numpy as np
 from usearch.index import Index
 
-from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
+from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure
+from sift.integrations.stores.sqlite._sidecar import file_sum, read_record, read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
 __all__ = ["AnnVectors"]
+
+log = logging.getLogger("sift.integrations.stores")
 
 _FORMAT = 1
 _LOAD_BATCH = 20_000
@@ -54,7 +58,10 @@ class AnnVectors:
         connectivity: int = 12,
         expansion_add: int = 48,
         expansion_search: int = 96,
+        rebuild: bool = False,
     ) -> None:
+        """`rebuild`: the graph on disk is damaged (a query failed in usearch): it is
+        not loaded, and the store rebuilds it from SQLite."""
         self.dim = dim
         self._path = path
         self._sidecar = path.with_suffix(".json")
@@ -65,16 +72,30 @@ class AnnVectors:
         self.unsaved = 0
         self._worker = OrderedWorker("sift-hnsw", _MAX_PENDING)
         self._index = self._new()
-        seq = read_seq(self._sidecar, _FORMAT)
-        if seq is not None and path.exists():
+        seq = None if rebuild else read_seq(self._sidecar, _FORMAT)
+        if seq is not None and path.exists() and not self._damaged():
             try:
                 self._index.load(str(path))
                 if self._index.ndim != dim:
                     raise ValueError("dimension changed")
                 self.seq = seq
-            except (OSError, ValueError, RuntimeError):
+            except BaseException as exc:
+                if not engine_failure(exc):
+                    raise
                 self._index = self._new()
                 self.seq = -1
+
+    def _damaged(self) -> bool:
+        """Whether the graph's bytes are not those saved: usearch loads a damaged graph
+        without a word and then answers with the wrong neighbours (flipped bytes made
+        "beacon17" find two Japanese pages), so the sum recorded at saving is compared
+        (a graph saved by a sift that recorded none is taken as it is)."""
+        record = read_record(self._sidecar, _FORMAT) or {}
+        recorded = record.get("sum")
+        if recorded is None or file_sum(self._path) == recorded:
+            return False
+        log.warning("the vector graph %s is damaged: rebuilding it from SQLite", self._path)
+        return True
 
     def _new(self) -> Index:
         return Index(
@@ -168,7 +189,7 @@ class AnnVectors:
         if size == 0:
             return []
         want = min(limit + len(exclude), size)
-        with self._lock:
+        with self._lock, engine_calls("vectors", f"the vector graph at {self._path}"):
             matches = self._index.search(query, want, threads=1, exact=size < _EXACT_BELOW)
         out = []
         for key, distance in zip(matches.keys.tolist(), matches.distances.tolist(), strict=True):
@@ -185,7 +206,8 @@ class AnnVectors:
             self._index.save(str(tmp))
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
+        saved = file_sum(tmp) or ""
         os.replace(tmp, self._path)
-        write_seq(self._sidecar, _FORMAT, seq)
+        write_seq(self._sidecar, _FORMAT, seq, {"sum": saved})
         self.seq = seq
         self.unsaved = 0

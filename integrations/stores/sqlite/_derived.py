@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -32,6 +32,7 @@ import numpy as np
 from sift.analysis import Analyzer
 from sift.errors import CorpusError
 from sift.integrations.stores._closing import Step, release_quietly
+from sift.integrations.stores.sqlite._damage import IndexKind
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
 from sift.integrations.stores.sqlite._schema import transaction
 from sift.integrations.stores.sqlite._state import current_seq, read_meta
@@ -159,13 +160,22 @@ class Derived:
         lock: WriterLock,
         read_only: bool = False,
         entity_graph: bool = False,
+        rebuild: Collection[IndexKind] = (),
     ) -> Derived:
         """Opens every index and catches it up with SQLite; on failure, closes what it
         opened (the BM25 index's writer lock among them) and raises. `writer`: the
         caller holds the store's writer lock (`lock`), and the indexes may be written.
-        `read_only`: the folder cannot be written; the BM25 index is built in memory."""
+        `read_only`: the folder cannot be written; the BM25 index is built in memory.
+        `rebuild`: the indexes whose files are damaged, rebuilt from SQLite (in memory
+        when they may not be written)."""
         lexical = _Lexical(
-            LexicalIndex(path / "lexical", analyzer, writable=writer, in_memory=read_only),
+            LexicalIndex(
+                path / "lexical",
+                analyzer,
+                writable=writer,
+                in_memory=read_only,
+                rebuild="lexical" in rebuild,
+            ),
             path,
             lock,
         )
@@ -178,8 +188,13 @@ class Derived:
         try:
             derived = cls(
                 lexical,
-                _Vectors(path, conn, dim, writer, vector_index, ann_threshold),
-                _Trigrams(TrigramIndex(path / _TRIGRAM_FILE, lambda: lexical.may_write(writer))),
+                _Vectors(
+                    path, conn, dim, writer, vector_index, ann_threshold, "vectors" in rebuild
+                ),
+                _Trigrams(
+                    TrigramIndex(path / _TRIGRAM_FILE, lambda: lexical.may_write(writer)),
+                    rebuild="trigrams" in rebuild,
+                ),
                 *more,
             )
             changes = ChangeLog.read(conn(), writer=writer)
@@ -391,9 +406,11 @@ class _Vectors:
         writer: bool,
         vector_index: str,
         ann_threshold: int,
+        rebuild: bool = False,
     ) -> None:
         self._path = path
         self._conn = conn
+        self._rebuild = rebuild  # the graph on disk is damaged: not loaded
         self._dim = dim
         self._writer = writer
         self._auto = vector_index == "auto"
@@ -416,7 +433,8 @@ class _Vectors:
         """The HNSW index, caught up with SQLite by replay, or rebuilt when too old."""
         from sift.integrations.stores.sqlite._ann import AnnVectors
 
-        ann = AnnVectors(self._path / _ANN_FILE, self._dim)
+        ann = AnnVectors(self._path / _ANN_FILE, self._dim, rebuild=self._rebuild)
+        self._rebuild = False  # rebuilt now: a later switch to the graph loads it
         if ann.seq != changes.seq:
             if changes.covers(ann.seq):
                 ann.replay(changes.conn, iter(changes.chunks_since(ann.seq)))
@@ -475,11 +493,12 @@ class _Trigrams:
 
     closing = "saving the grep index"
 
-    def __init__(self, index: TrigramIndex) -> None:
+    def __init__(self, index: TrigramIndex, *, rebuild: bool = False) -> None:
         self.index = index
+        self._rebuild = rebuild  # its files are damaged: every chunk is indexed again
 
     def catch_up(self, changes: ChangeLog) -> None:
-        self.index.load(changes.conn)
+        self.index.load(changes.conn, rebuild=self._rebuild)
 
     def apply(self, written: Written) -> None:
         if len(written.rowids):

@@ -29,6 +29,7 @@ import tantivy
 from sift.analysis import Analyzer
 from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
+from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure, index_damaged
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
@@ -66,7 +67,13 @@ class LexicalIndex:
         heap_bytes: int = 64_000_000,
         writable: bool = True,
         in_memory: bool = False,
+        rebuild: bool = False,
     ) -> None:
+        """`rebuild`: the files on disk are damaged (a query failed in tantivy): the
+        index starts empty, to be rebuilt from SQLite, on disk when it may be written,
+        else in memory (another process writes the store, or this one only reads it)."""
+        if rebuild and not writable:
+            in_memory = True
         self._dir = directory
         # True: the folder cannot be written (a read-only mount), where tantivy cannot
         # even open an index for reading (it takes a lock file): the index is built in
@@ -93,14 +100,16 @@ class LexicalIndex:
         if in_memory:
             self._fresh_in_memory()
             return
-        seq = read_seq(self._sidecar, _FORMAT, self._recorded)
+        seq = None if rebuild else read_seq(self._sidecar, _FORMAT, self._recorded)
         if seq is not None and directory.is_dir() and tantivy.Index.exists(str(directory)):
             try:
                 index = _manual(tantivy.Index(self._schema, path=str(directory), reuse=True))
                 self._analysis.register(index)
                 self._index = index
                 self.seq = seq
-            except (OSError, ValueError):
+            except BaseException as exc:  # a panic too: the files are unreadable
+                if not engine_failure(exc):
+                    raise
                 self._reset()
         else:
             self._reset()
@@ -119,10 +128,13 @@ class LexicalIndex:
             self._fresh_in_memory()
             return
         if not self._writable:
-            raise CorpusError(
+            # IndexDamagedError: a service whose search processes read the store opens
+            # its own, writing, store again on it, which rebuilds the index.
+            raise index_damaged(
+                "lexical",
                 f"the BM25 index at {self._dir} is missing or was built differently, and a "
                 "store opened for reading cannot rebuild it; open the store for writing "
-                "once (the index is rebuilt from SQLite)"
+                "once (the index is rebuilt from SQLite)",
             )
         with contextlib.suppress(Exception):  # the index is deleted next: nothing to undo
             self._settle()
@@ -173,6 +185,12 @@ class LexicalIndex:
             try:
                 self._writer = self._live().writer(heap_size=self._heap, num_threads=1)
             except ValueError as exc:
+                if not (self._dir / "meta.json").is_file():
+                    # Not another writer: the index's files were removed under this
+                    # process (which tantivy reports as a lock it could not take).
+                    raise index_damaged(
+                        "lexical", f"the BM25 index at {self._dir} is gone ({exc})"
+                    ) from None
                 # tantivy allows one writer per index: another process is writing.
                 raise StoreLockedError(
                     f"the store's BM25 index at {self._dir} is locked by another process "
@@ -258,7 +276,12 @@ class LexicalIndex:
         self.seq = seq
 
     def count(self) -> int:
-        return int(self._live().searcher().num_docs)
+        index = self._live()
+        with engine_calls("lexical", self._what()):
+            return int(index.searcher().num_docs)
+
+    def _what(self) -> str:
+        return "the BM25 index" + ("" if self.in_memory else f" at {self._dir}")
 
     def search(
         self, text: str, limit: int, exclude: Collection[int] = ()
@@ -274,11 +297,14 @@ class LexicalIndex:
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, query), (tantivy.Occur.MustNot, blocked)]
             )
-        searcher = index.searcher()
-        hits = searcher.search(query, limit, count=False).hits
-        if not hits:
-            return []
-        cids = searcher.fast_field_values("cid", [address for _, address in hits])
+        # Damaged files fail here, as an error or a panic: IndexDamagedError, on which
+        # the store rebuilds the index from SQLite and asks again.
+        with engine_calls("lexical", self._what()):
+            searcher = index.searcher()
+            hits = searcher.search(query, limit, count=False).hits
+            if not hits:
+                return []
+            cids = searcher.fast_field_values("cid", [address for _, address in hits])
         return [(int(cid or 0), float(score)) for (score, _), cid in zip(hits, cids, strict=True)]
 
     def _close_writer(self) -> None:

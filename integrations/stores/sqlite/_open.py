@@ -6,16 +6,24 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Literal
 
 from sift.analysis import Analyzer, default_analyzer
-from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
+from sift.errors import (
+    CorpusError,
+    IncompatibleStoreError,
+    IndexDamagedError,
+    NotAStoreError,
+    StoreDamagedError,
+    StoreLockedError,
+)
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
 from sift.integrations.stores._closing import release_all, release_quietly
 from sift.integrations.stores.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
 from sift.integrations.stores.sqlite._connections import Connections
+from sift.integrations.stores.sqlite._damage import INDEX_KINDS, IndexKind
 from sift.integrations.stores.sqlite._derived import ENTITY_RECORD, Derived
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
@@ -25,6 +33,7 @@ from sift.integrations.stores.sqlite._schema import (
     inspect,
     migrate,
     schema_version,
+    store_error,
     transaction,
 )
 from sift.integrations.stores.sqlite._state import Options, State, current_seq, read_meta
@@ -36,6 +45,7 @@ __all__ = [
     "begin_write",
     "check_options",
     "close",
+    "heal",
     "materialise",
     "open_state",
     "release_after_failed_open",
@@ -183,7 +193,13 @@ def begin_write(state: State) -> Derived:
                 "free space on its disk, then run this again"
             )
     derived = state.indexes()
-    derived.lock()
+    try:
+        derived.lock()
+    except IndexDamagedError as damage:
+        # Its files were removed under this process: rebuilt, then written.
+        heal(state, derived, damage)
+        derived = state.indexes()
+        derived.lock()
     return derived
 
 
@@ -194,11 +210,36 @@ def keeps_entity_graph(path: Path, asked: bool | None) -> bool:
     return asked if asked is not None else (path / ENTITY_RECORD).exists()
 
 
-def _open_derived(state: State, *, keep_lock: bool = False) -> None:
+def heal(state: State, failed: Derived, damage: IndexDamagedError) -> None:
+    """A query found a derived index of `failed` damaged: the indexes are opened again,
+    that one rebuilt from SQLite (on disk when this process may write it, else in
+    memory), unless another thread has done so since `failed` was taken. CorpusError
+    when it cannot be rebuilt."""
+    with state.write_lock:
+        if state.derived is not failed:
+            return  # another thread rebuilt it: the caller asks the new indexes
+        log.warning("store %s: %s; rebuilding it from SQLite", state.path, damage)
+        failed.discard()
+        state.derived = None
+        state.seq = current_seq(state.conn())
+        try:
+            _open_derived(state, rebuild=[k for k in INDEX_KINDS if k == damage.kind])
+        except (OSError, ValueError, CorpusError, sqlite3.Error) as exc:
+            raise CorpusError(
+                f"store {state.path}: {damage}, and rebuilding it from SQLite failed "
+                f"({exc}); close every process using the store and open it again"
+            ) from None
+        log.warning("store %s: the damaged index is rebuilt", state.path)
+
+
+def _open_derived(
+    state: State, *, keep_lock: bool = False, rebuild: Collection[IndexKind] = ()
+) -> None:
     """Opens the derived indexes, to be written when this process can take the writer
     lock now, else for reading (another process writes). Indexes whose files cannot be
     written (a full disk) are opened for reading, behind SQLite, and that is logged:
-    reading a store never fails on writing its indexes."""
+    reading a store never fails on writing its indexes. `rebuild`: indexes found
+    damaged, rebuilt from SQLite."""
     options = state.options
     writable = options.writer and not state.conns.read_only and state.writer_lock.try_acquire()
 
@@ -214,6 +255,7 @@ def _open_derived(state: State, *, keep_lock: bool = False) -> None:
             lock=state.writer_lock,
             read_only=state.conns.read_only,
             entity_graph=keeps_entity_graph(state.path, options.entity_graph),
+            rebuild=rebuild,
         )
 
     try:
@@ -223,8 +265,11 @@ def _open_derived(state: State, *, keep_lock: bool = False) -> None:
             # Another process holds the lock and is still building the indexes of the
             # store it made: this one would only be refused its writes; say so now.
             state.writer_lock.acquire()
-        if not writable or isinstance(exc, StoreLockedError):
+        if not writable or isinstance(exc, StoreLockedError | StoreDamagedError):
             raise
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            # A damaged page, not a full disk: opening for reading cannot help.
+            raise store_error(exc, state.path / DB_NAME) from None
         log.warning(
             "store %s: its derived indexes cannot be brought up to date (%s); opened for "
             "reading: searches see the BM25 index as of its last commit. Free space on its "

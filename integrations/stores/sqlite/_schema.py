@@ -18,8 +18,15 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
-from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError, StoreLockedError
+from sift.errors import (
+    CorpusError,
+    IncompatibleStoreError,
+    NotAStoreError,
+    StoreDamagedError,
+    StoreLockedError,
+)
 
 __all__ = [
     "DB_NAME",
@@ -29,10 +36,10 @@ __all__ = [
     "OP_DELETE",
     "SCHEMA_VERSION",
     "connect",
+    "connect_read",
     "inspect",
     "migrate",
     "read_only",
-    "read_uri",
     "schema_version",
     "store_error",
 ]
@@ -79,12 +86,10 @@ CREATE TABLE changes (
 
 
 def connect(db_path: Path, *, read_only_folder: bool = False) -> sqlite3.Connection:
-    """A connection to the store's file; `read_only_folder`: the file is only read, as
-    immutable (a read-only mount, where SQLite cannot make its WAL files)."""
+    """A connection to the store's file; `read_only_folder`: the file is only read (a
+    read-only mount, or a folder this process may not write: `connect_read`)."""
     if read_only_folder:
-        conn = sqlite3.connect(
-            read_uri(db_path), uri=True, isolation_level=None, check_same_thread=False
-        )
+        conn = connect_read(db_path, check_same_thread=False)
         conn.execute("PRAGMA cache_size = -65536")
         return conn
     conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
@@ -126,14 +131,49 @@ def inspect(path: Path, *, create: bool) -> bool:
     return True
 
 
-def read_uri(db: Path) -> str:
-    """The URI that opens `db` for reading only. On a folder this process cannot write
-    (a read-only mount), `immutable`: SQLite then needs no -shm or -wal file beside it,
-    which it could not create there."""
-    from urllib.parse import quote
+def connect_read(db: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A connection that only reads `db` and sees every committed transaction, those
+    still in its write-ahead log (`-wal`) too.
 
-    flags = "mode=ro&immutable=1" if read_only(db.parent) else "mode=ro"
-    return f"file:{quote(str(db))}?{flags}"
+    On a folder this process can write, plain `mode=ro`. On one it cannot (a read-only
+    mount, no permission), SQLite cannot make the `-shm` file a WAL reader needs
+    (https://www.sqlite.org/wal.html, "Read-Only Databases"), so, by what lies there:
+    - no `-wal`, or an empty one: everything is in the database file, read as
+      `immutable` (no lock, no `-shm`);
+    - a `-wal` and a readable `-shm`: `mode=ro`, which reads both (SQLite 3.22+), and
+      keeps seeing what a process that may write there (the owner) commits later;
+    - a `-wal` without a `-shm` (a copy of a live store, or one whose writer died): no
+      process has the store open (each keeps its `-shm` while it does), so the log is
+      read through an index in this connection's memory: exclusive locking mode, on
+      the lock-free VFS (its locks could not be taken on a file opened read-only).
+      `immutable` here used to hide every transaction still in the log."""
+    flags, heap_index = _read_flags(db)
+    conn = sqlite3.connect(
+        f"file:{quote(str(db))}?{flags}",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=check_same_thread,
+    )
+    if heap_index:
+        # Before the first read: only then does SQLite keep the WAL index in memory.
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+    return conn
+
+
+def _read_flags(db: Path) -> tuple[str, bool]:
+    """The URI flags `connect_read` opens `db` with, and whether the WAL index is kept
+    in the connection's memory."""
+    if not read_only(db.parent):
+        return "mode=ro", False
+    try:
+        wal = os.stat(f"{db}-wal").st_size
+    except OSError:
+        wal = 0
+    if wal == 0:
+        return "mode=ro&immutable=1", False
+    if os.access(f"{db}-shm", os.R_OK):
+        return "mode=ro", False
+    return "mode=ro&vfs=unix-none", True
 
 
 def read_only(folder: Path) -> bool:
@@ -162,7 +202,7 @@ def store_error(exc: sqlite3.Error, db: Path) -> Exception:
             "it somewhere writable to change it"
         )
     if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return CorpusError(
+        return StoreDamagedError(
             f"store {store} is damaged: {db.name} is a corrupt SQLite file ({text}); "
             "restore it from a backup, or index the documents again into a new store"
         )
@@ -182,9 +222,16 @@ def _check_db(db: Path) -> None:
             magic = handle.read(16)
     except OSError as exc:
         raise NotAStoreError(f"{db} cannot be read: {exc}") from None
+    if magic == bytes(len(_SQLITE_MAGIC)) and len(magic) == len(_SQLITE_MAGIC):
+        # A zeroed first page is a damaged store's database, not some other file.
+        raise StoreDamagedError(
+            f"store {db.parent} is damaged: {db.name} begins with zeroed bytes where "
+            "SQLite's header belongs; restore it from a backup, or index the documents "
+            "again into a new store"
+        )
     if magic != _SQLITE_MAGIC:
         raise NotAStoreError(f"{db} is not a SQLite database, so {db.parent} is not a sift store")
-    conn = sqlite3.connect(read_uri(db), uri=True)
+    conn = connect_read(db)
     try:
         rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:

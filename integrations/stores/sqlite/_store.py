@@ -11,10 +11,12 @@ statistics).
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -28,12 +30,41 @@ from sift.integrations.stores.fusion import DEFAULT_FUSION
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 from sift.integrations.stores.sqlite import _ingest, _open, _reads
 from sift.integrations.stores.sqlite._connections import Connections
-from sift.integrations.stores.sqlite._schema import read_only, transaction
+from sift.integrations.stores.sqlite._schema import DB_NAME, read_only, store_error, transaction
 from sift.integrations.stores.sqlite._state import State, read_meta
 from sift.protocols import Embedder
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, SearchMode, UpsertReport
 
 __all__ = ["SqliteCorpus"]
+
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
+
+
+def _said(
+    method: Callable[Concatenate[SqliteCorpus, _P], _R],
+) -> Callable[Concatenate[SqliteCorpus, _P], _R]:
+    """Decorates a public method: a SQLite failure on the store's file (a damaged page
+    read half-way through a query, a lock) leaves it as the CorpusError that says what
+    it is and what to do (`store_error`), never as sqlite3's own error: the CLI and the
+    service print and answer those, where a DatabaseError was a traceback."""
+
+    @functools.wraps(method)
+    def call(self: SqliteCorpus, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_error(exc, getattr(self, "_path", Path()) / DB_NAME) from None
+
+    return call
+
+
+def _said_each(items: Iterator[_R], db: Path) -> Iterator[_R]:
+    """`_said` for an iterator read a page at a time (the failure comes at a `next`)."""
+    try:
+        yield from items
+    except sqlite3.Error as exc:
+        raise store_error(exc, db) from None
 
 
 class SqliteCorpus:
@@ -79,6 +110,7 @@ class SqliteCorpus:
     """
 
     @released_on_failure
+    @_said
     def __init__(
         self,
         path: str | Path,
@@ -138,6 +170,7 @@ class SqliteCorpus:
 
     # ------------------------------------------------------------------ writes
 
+    @_said
     def upsert(
         self,
         documents: Iterable[Document],
@@ -146,11 +179,13 @@ class SqliteCorpus:
     ) -> UpsertReport:
         return _ingest.upsert(self._s, documents, on_progress)
 
+    @_said
     def delete(self, doc_ids: Iterable[str]) -> int:
         return _ingest.delete(self._s, doc_ids)
 
     # ------------------------------------------------------------------ reads
 
+    @_said
     def search(
         self,
         query: str,
@@ -173,6 +208,7 @@ class SqliteCorpus:
             alpha=alpha,
         )
 
+    @_said
     def grep(
         self,
         pattern: str,
@@ -183,13 +219,16 @@ class SqliteCorpus:
     ) -> GrepResult:
         return _reads.grep(self._s, pattern, k=k, filters=filters, exclude=exclude)
 
+    @_said
     def read(self, doc_id: str) -> list[Chunk]:
         return _reads.read(self._s, doc_id)
 
+    @_said
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         return _reads.get_chunks(self._s, chunk_ids)
 
     @property
+    @_said
     def entity_graph(self) -> bool:
         """Whether this open keeps the entity graph (`walk_entities` answers); for a
         store not made yet (made by its first write), whether it will."""
@@ -198,6 +237,7 @@ class SqliteCorpus:
         self._s.require()
         return self._s.indexes().entities is not None
 
+    @_said
     def walk_entities(
         self,
         question: str,
@@ -212,6 +252,7 @@ class SqliteCorpus:
         unless the store was opened with `entity_graph=True`."""
         return _reads.walk(self._s, question, seeds=seeds, k=k, exclude=exclude, filters=filters)
 
+    @_said
     def stats(self) -> CorpusStats:
         return _reads.stats(self._s)
 
@@ -219,14 +260,16 @@ class SqliteCorpus:
 
     def documents(self, *, prefix: str | None = None) -> Iterator[DocumentInfo]:
         """Every stored document by id (`DocumentCatalog`), read a page at a time."""
-        return _reads.documents(self._s, prefix)
+        return _said_each(_reads.documents(self._s, prefix), self._path / DB_NAME)
 
+    @_said
     def source_root(self) -> str | None:
         """The folder the ids of indexed files are relative to (`SourceRoots`)."""
         if self._s.pending is not None:
             return self._s.pending_root
         return read_meta(self._s.conn()).get("source_root")
 
+    @_said
     def record_source_root(self, root: str) -> None:
         """Records the source root; the first one recorded stays."""
         state = self._s
@@ -241,6 +284,7 @@ class SqliteCorpus:
 
     # ------------------------------------------------------------------ lifecycle
 
+    @_said
     def close(self) -> None:
         """Saves what must be saved and releases every file and connection; when a step
         fails the others still run, then CorpusError says what failed."""

@@ -26,6 +26,11 @@ and saving at close is best effort (on a full disk the next open rebuilds instea
 the process holding the store's write lock writes the files (a reader that opens the
 store while another process ingests keeps what it indexed in memory), and nothing past
 the watermark is ever read, so what a dying writer left there is harmless.
+
+Damage is found, not trusted: each full block's row sums go to `trigrams.sums` (fsynced
+with the block), and a query checks the rows it reads against them; the open block's
+file has its sum in the sidecar. A mismatch (a zeroed page made grep miss chunks without
+a word) rebuilds the index from SQLite.
 """
 
 from __future__ import annotations
@@ -37,10 +42,12 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
+from sift.integrations.stores.sqlite._damage import index_damaged
+from sift.integrations.stores.sqlite._sidecar import content_sum, read_record, read_seq, write_seq
 
 __all__ = ["BITS", "BLOCK", "TrigramIndex", "trigram_bits"]
 
@@ -51,6 +58,7 @@ BITS = 4096
 BLOCK = 8192
 _ROW_BYTES = BLOCK // 8
 _BLOCK_BYTES = BITS * _ROW_BYTES
+_SUMS_BYTES = BITS * 8  # a block's row sums in `trigrams.sums`
 _SHIFT = np.uint32(32 - BITS.bit_length() + 1)  # the top log2(BITS) bits of the hash
 _K = (np.uint32(0x9E3779B1), np.uint32(0x85EBCA77), np.uint32(0xC2B2AE3D))
 _MIX = np.uint32(0x2C1B3C6D)
@@ -153,17 +161,30 @@ class TrigramIndex:
         self.indexed = 0  # every chunk rowid below this is indexed
         self._mark = 0  # the sidecar's watermark: every chunk rowid below it is on disk
         self._dirty = False
+        # Each file row's sum as written (`_row_sums`), in `trigrams.sums`, for the
+        # first `_summed` blocks (a file written before sums were recorded has none).
+        self._sums_path = path.with_suffix(".sums")
+        self._sums: np.ndarray = _no_sums()
+        self._summed = 0
+        # Which of those rows a query found intact since the open (each is checked once).
+        self._checked: np.ndarray = np.zeros((0, BITS), dtype=bool)
 
     # ------------------------------------------------------------------ open and close
 
-    def load(self, conn: sqlite3.Connection) -> None:
+    def load(self, conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
         """Maps the file up to the sidecar's watermark, then indexes every chunk from the
-        watermark on from SQLite."""
-        mark = read_seq(self._sidecar, _FORMAT) or 0
+        watermark on from SQLite. `rebuild`: the files are damaged (a block's sum did
+        not match); every chunk is indexed again from SQLite."""
+        record = None if rebuild else read_record(self._sidecar, _FORMAT)
+        self._dirty = rebuild  # what is indexed again is saved at the close
+        mark = (read_seq(self._sidecar, _FORMAT) or 0) if record is not None else 0
         full, partial = divmod(mark, BLOCK)
         size = self._path.stat().st_size if self._path.exists() else 0
-        if full * _BLOCK_BYTES > size:
-            mark, full, partial = 0, 0, 0  # the file lost what the sidecar counts
+        summed = (record or {}).get("summed", 0)
+        summed = min(summed, full) if isinstance(summed, int) else 0
+        sums_size = self._sums_path.stat().st_size if self._sums_path.exists() else 0
+        if full * _BLOCK_BYTES > size or summed * _SUMS_BYTES > sums_size:
+            mark, full, partial, summed = 0, 0, 0, 0  # a file lost what the sidecar counts
         memory = {full: _empty()}
         if partial:
             width = -(-partial // 8)
@@ -173,13 +194,25 @@ class TrigramIndex:
                 data = b""
             # A later save may have written more columns than the watermark counts:
             # the bits of chunks past it are harmless (they are indexed again).
-            if len(data) % BITS == 0 and len(data) // BITS >= width:
+            recorded = (record or {}).get("open")
+            intact = recorded is None or content_sum(data) == recorded
+            if not intact:
+                self._dirty = True  # saved anew at the close, not found damaged again
+                # Damaged, or saved by a process that died before its record was.
+                _log.warning(
+                    "grep's trigram file %s does not match its record: its chunks are "
+                    "indexed again from SQLite",
+                    self._open_path,
+                )
+            if intact and len(data) % BITS == 0 and len(data) // BITS >= width:
                 saved = np.frombuffer(data, np.uint8).reshape(BITS, -1)
                 memory[full][:, :width] = saved[:, :width]
             else:
                 mark = full * BLOCK  # the open block is rebuilt from SQLite instead
         with self._lock:
             self._sealed, self._memory, self._open_block = self._map(full), memory, full
+            self._sums, self._summed = self._map_sums(summed), summed
+            self._checked = np.zeros((summed, BITS), dtype=bool)
         self.indexed = self._mark = mark
         cursor = conn.execute("SELECT id, text FROM chunks WHERE id >= ? ORDER BY id", (mark,))
         while rows := cursor.fetchmany(_LOAD_BATCH):
@@ -190,6 +223,11 @@ class TrigramIndex:
         if not blocks:
             return _no_blocks()
         return np.memmap(self._path, dtype=np.uint8, mode="r", shape=(blocks, BITS, _ROW_BYTES))
+
+    def _map_sums(self, blocks: int) -> np.ndarray:
+        if not blocks:
+            return _no_sums()
+        return np.memmap(self._sums_path, dtype=np.uint64, mode="r", shape=(blocks, BITS))
 
     def close(self) -> None:
         """Writes what this process indexed, so that the next open need not redo it; a
@@ -240,22 +278,46 @@ class TrigramIndex:
                     handle.write(self._memory[block].tobytes())
                 handle.flush()
                 os.fsync(handle.fileno())
+            self._write_sums(blocks)
         mark = last * BLOCK
+        extra: dict[str, Any] = {"summed": self._summed}
         if with_open and self.indexed > mark:
             width = -(-(self.indexed - mark) // 8)
             tmp = self._open_path.with_suffix(".open.tmp")
+            data = np.ascontiguousarray(self._memory[last][:, :width]).tobytes()
             with open(tmp, "wb") as handle:
-                handle.write(np.ascontiguousarray(self._memory[last][:, :width]).tobytes())
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self._open_path)
             mark = self.indexed
-        write_seq(self._sidecar, _FORMAT, mark)
+            extra["open"] = content_sum(data)
+        write_seq(self._sidecar, _FORMAT, mark, extra)
         self._mark = mark
-        sealed = self._map(last)
+        sealed, sums = self._map(last), self._map_sums(self._summed)
+        checked = np.zeros((self._summed, BITS), dtype=bool)
+        checked[: len(self._checked)] = self._checked[: self._summed]
         with self._lock:
-            self._sealed = sealed
+            self._sealed, self._sums, self._checked = sealed, sums, checked
             self._memory = {b: a for b, a in self._memory.items() if b >= last}
+
+    def _write_sums(self, blocks: list[int]) -> None:
+        """Writes the row sums of the blocks just written, and of any block before them
+        written by a sift that recorded none (read back from the file, once), then
+        fsyncs: the sidecar, written next, counts them (`summed`)."""
+        first = min(self._summed, blocks[0])
+        self._sums_path.touch()
+        with open(self._sums_path, "r+b") as handle:
+            for block in range(first, blocks[-1] + 1):
+                if block in self._memory:
+                    rows = self._memory[block]
+                else:  # sealed before sums were recorded
+                    rows = np.asarray(self._map(block + 1)[block])
+                handle.seek(block * _SUMS_BYTES)
+                handle.write(_row_sums(rows).tobytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._summed = blocks[-1] + 1
 
     # ------------------------------------------------------------------ reads
 
@@ -264,15 +326,40 @@ class TrigramIndex:
         of `bits` (at least one), a block at a time."""
         with self._lock:
             sealed, memory, last = self._sealed, dict(self._memory), self._open_block
+            sums, checked = self._sums, self._checked
         for block in range(after // BLOCK, last + 1):
             slices = sealed[block] if block < len(sealed) else memory.get(block)
             if slices is None:
                 continue
-            hit = np.bitwise_and.reduce(slices[bits], axis=0)
+            rows = slices[bits]
+            if block < len(sums):
+                self._check_rows(block, bits, rows, sums[block], checked[block])
+            hit = np.bitwise_and.reduce(rows, axis=0)
             rowids = np.flatnonzero(np.unpackbits(hit, bitorder="little")) + block * BLOCK
             rowids = rowids[rowids > after]
             if len(rowids):
                 yield rowids
+
+    def _check_rows(
+        self,
+        block: int,
+        bits: np.ndarray,
+        rows: np.ndarray,
+        sums: np.ndarray,
+        checked: np.ndarray,
+    ) -> None:
+        """Compares the rows a query read from the file with their sums as written, each
+        row once a process (a query's first reads cost it 5 us a block, the next ones
+        nothing). A zeroed page of the file made grep miss the chunks of its rows without
+        a word: a mismatch has the store rebuild the index from SQLite (`_open.heal`)."""
+        fresh = ~checked[bits]
+        if not fresh.any():
+            return
+        if not np.array_equal(_row_sums(rows[fresh]), sums[bits[fresh]]):
+            raise index_damaged(
+                "trigrams", f"grep's trigram index at {self._path} is damaged (block {block})"
+            )
+        checked[bits[fresh]] = True
 
 
 def _set_bits(block: np.ndarray, columns: np.ndarray, texts: Sequence[str]) -> None:
@@ -313,3 +400,14 @@ def _empty() -> np.ndarray:
 
 def _no_blocks() -> np.ndarray:
     return np.zeros((0, BITS, _ROW_BYTES), dtype=np.uint8)
+
+
+def _no_sums() -> np.ndarray:
+    return np.zeros((0, BITS), dtype=np.uint64)
+
+
+def _row_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of each row's 8-byte words (mod 2**64): a query checks the rows it reads
+    (64 of 1 KB a block, at most) against those recorded, so a check costs it nothing
+    where checking whole blocks would read the whole file into memory first."""
+    return np.ascontiguousarray(rows).view(np.uint64).sum(axis=-1, dtype=np.uint64)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sift.integrations.http import ServerSettings
 from sift.integrations.http._auth import Authenticator
@@ -107,12 +110,34 @@ def test_anonymous_mode_accepts_any_caller():
         ([], []),
         ([0.9, 0.4, 0.1], [0.9, 0.4, 0.1]),  # already in [0, 1]: kept
         ([3.0, 1.5, 0.75], [1.0, 0.5, 0.25]),  # ratio to the best
-        ([2.0, -1.0], [1.0, 0.0]),  # negatives become 0
-        ([0.5, 0.8, 0.2], [0.5, 0.5, 0.2]),  # never above a better-ranked record
-        ([-2.0, -3.0], [0.0, 0.0]),
+        ([2.0, -1.0], [1.0, 0.005]),  # a negative: its floor, above 0
+        ([0.5, 0.8, 0.2], [0.5, 0.499999, 0.2]),  # under a better-ranked record
+        ([0.5, 0.5, 0.0], [0.5, 0.499999, 0.01 / 3]),  # a tie split; a 0 kept in place
+        ([-2.0, -3.0], [0.01, 0.005]),
     ],
 )
 def test_unit_scores(scores, expected):
     from sift.integrations.http._dify import unit_scores
 
-    assert unit_scores(scores) == pytest.approx(expected)
+    assert unit_scores(scores) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(-5, 5, allow_nan=False),
+            st.sampled_from([0.0, 0.5, 1.0]),  # ties and zeros, as rankings hold them
+        ),
+        max_size=200,
+    )
+)
+def test_unit_scores_keep_the_ranking_above_zero(scores):
+    """Dify drops records under its threshold and sorts by score: every record sent
+    scores in (0, 1], each strictly under the one ranked above it."""
+    from sift.integrations.http._dify import unit_scores
+
+    mapped = unit_scores(scores)
+    assert len(mapped) == len(scores)
+    assert all(0.0 < s <= 1.0 for s in mapped)
+    assert all(a > b for a, b in itertools.pairwise(mapped))
+    assert sorted(range(len(mapped)), key=lambda i: -mapped[i]) == list(range(len(mapped)))

@@ -391,8 +391,15 @@ def _ann_store(path: Path) -> tuple[Path, list[tuple[int, bytes]]]:
 
 
 def _save_graph(graph: Path, rows: list[tuple[int, bytes]], dtype: str) -> None:
-    """Writes a graph of `rows` over the store's, leaving its record as it is."""
+    """Writes a graph of `rows` over the store's, leaving its record as it is but for
+    the graph's checksum, which a sift before issue 42 did not record (with it, the graph
+    would be rebuilt as damaged before anything else was looked at)."""
     from usearch.index import Index
+
+    sidecar = graph.with_suffix(".json")
+    record = json.loads(sidecar.read_text())
+    record.pop("sum", None)
+    sidecar.write_text(json.dumps(record))
 
     index = Index(ndim=len(rows[0][1]) // 4, metric="ip", dtype=dtype, connectivity=12)
     index.add(

@@ -304,13 +304,14 @@ def test_the_worker_imports_only_the_extraction() -> None:
     from sift.entity_graph import worker_command
 
     command = worker_command()
-    code = command[2]
+    at = command.index("-c") + 1
+    code = command[at]
     assert code.rstrip().endswith("main()")
     probe = code.rstrip().removesuffix("main()") + (
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sift', 'pydantic')))"
     )
     done = subprocess.run(
-        [command[0], "-c", probe, *command[3:]],
+        [*command[:at], probe, *command[at + 1 :]],
         capture_output=True,
         text=True,
         timeout=300,
