@@ -1442,9 +1442,27 @@ _INDEX_CODE = (
 def index_fingerprint() -> str:
     """A hash of the code that decides what the store holds (the readers too: a store
     built by other code is rebuilt, never reused)."""
-    from sift.integrations.eval import code_fingerprint
-
+    try:
+        from sift.integrations.eval import code_fingerprint
+    except ImportError:  # a checkout from before sift eval had it (`--before`)
+        return _old_checkout_fingerprint()
     return code_fingerprint(_INDEX_CODE)
+
+
+def _old_checkout_fingerprint() -> str:
+    """Where an older checkout's index code lives and its files' sizes: enough to keep
+    its store apart from this code's, and reused while that checkout stays put."""
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in _INDEX_CODE:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        root = Path(spec.origin).resolve().parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{path}:{path.stat().st_size}\n".encode())
+    return "old-" + digest.hexdigest()[:12]
 
 
 def open_store(manifest: dict[str, Any], bar: Progress) -> tuple[Any, bool]:
