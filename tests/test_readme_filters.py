@@ -67,6 +67,12 @@ EXPECTED: dict[str, set[str] | str] = {
     "search --filter lang=en --filter format=markdown": {"kestrel.md"},
     'search --filter {"page": {"gte": 3, "lte": 5}}': {PDF},
     "ls --filter format=markdown": {"kestrel.md"},
+    # The n8n node's and the Dify plugin's forms and messages.
+    '{"format": "markdown", "lang": "en"}': {"kestrel.md"},
+    '{"format": "pdf", "lang": "ja", "page": {"gte": 3, "lte": 5}}': {PDF},
+    '{"conditions": [{"field": "lang", "op": "eq", "value": "en"}], "logic": "and"}': {
+        "kestrel.md"
+    },
 }
 
 
@@ -143,8 +149,31 @@ def _command_lines(path: Path) -> list[Example]:
     return found
 
 
+# The examples the n8n node and the Dify plugin show in their forms and error messages.
+CODE = [
+    ROOT / "integrations" / "n8n-node" / "nodes" / "Sift" / "Sift.node.ts",
+    ROOT / "integrations" / "n8n-node" / "nodes" / "Sift" / "properties.ts",
+    ROOT / "integrations" / "dify-plugin" / "tools" / "search.yaml",
+    ROOT / "integrations" / "dify-plugin" / "sift_api.py",
+]
+
+
+def _code_examples(path: Path) -> list[Example]:
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not re.search(r"filter|metadata|placeholder|short form|条件", line, re.I):
+            continue
+        for data in _objects(line):
+            # `{"field": value}` is the shape in words, not an example.
+            if isinstance(data, dict) and data and "field" not in data:
+                key = json.dumps(data, sort_keys=True, ensure_ascii=False)
+                found.append(Example(f"{path.relative_to(ROOT)}:{number}", key, data))
+    return found
+
+
 def examples() -> list[Example]:
     found = [e for path in DOCS for e in _inline_json(path) + _command_lines(path)]
+    found += [e for path in CODE for e in _code_examples(path)]
     for data in _objects(FILTERS_DESCRIPTION):
         key = json.dumps(data, sort_keys=True, ensure_ascii=False)
         found.append(Example("sift.integrations.subagent.FILTERS_DESCRIPTION", key, data))

@@ -177,7 +177,7 @@ def parse_filters(raw: object) -> dict[str, Any] | None:
     value = json.loads(raw) if isinstance(raw, str) else raw
     if not isinstance(value, dict):
         raise SiftApiError(
-            'filters must be a JSON object, e.g. {"lang": "en", "year": {"gte": 2000}}'
+            'filters must be a JSON object, e.g. {"lang": "en", "format": "markdown"}'
         )
     return value or None
 

@@ -85,7 +85,7 @@ function filtersOf(
 		throw new NodeOperationError(ctx.getNode(), 'Filters must be a JSON object', {
 			itemIndex,
 			description:
-				'Short form {"lang": "en", "year": {"gte": 2000}}, or {"logic": "and", "conditions": [{"field": "lang", "op": "eq", "value": "en"}]}.',
+				'Short form {"lang": "en", "format": "markdown"}, {"page": {"gte": 3, "lte": 5}}, or {"logic": "and", "conditions": [{"field": "lang", "op": "eq", "value": "en"}]}.',
 		});
 	}
 	return Object.keys(value).length ? (value as IDataObject) : undefined;

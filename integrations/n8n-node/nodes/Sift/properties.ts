@@ -103,7 +103,7 @@ export const properties: INodeProperties[] = [
 		name: 'filters',
 		type: 'json',
 		default: '',
-		placeholder: '{"lang": "en", "year": {"gte": 2000}}',
+		placeholder: '{"lang": "en", "format": "markdown"}',
 		description:
 			'Metadata conditions every passage must meet: {"field": value}, {"field": [v1, v2]}, {"field": {"gte": 1, "lt": 9}}, or {"logic": "or", "conditions": [{"field": ..., "op": ..., "value": ...}]}',
 		displayOptions: { show: { operation: ['search', 'singleShot', 'grep'] } },
