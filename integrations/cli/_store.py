@@ -15,14 +15,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sift.errors import CorpusError
+from sift.errors import CorpusError, InvalidFilterError
 from sift.filters import matches
 from sift.integrations.cli._options import FilterOption, StoreOption
 from sift.integrations.cli._render import err_console, safe, say_nothing_matched
 from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
-from sift.integrations.stores.locations import location_label
+from sift.integrations.stores.locations import CHUNK_KEYS, location_label
 from sift.languages import guess_language
 from sift.protocols import Corpus
 
@@ -182,6 +182,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The stored documents by id: title, chunk count and source; filterable."""
         spec = parse_filters(filters or [])
+        fields = {c.field for c in spec.conditions} if spec is not None else set()
+        located = sorted(fields & CHUNK_KEYS)
+        if located:
+            # A page or section belongs to a chunk, not to a document: listing documents
+            # by it would match nothing and read as "no such page".
+            raise InvalidFilterError(
+                f"--filter on {', '.join(located)}: sift ls lists documents, and a page or "
+                "section belongs to their chunks; search with it (sift search --filter ...)"
+            )
         corpus = open_store(store, create=False)
         try:
             found = _listing(_catalog(corpus, "ls"), prefix, spec, limit)

@@ -120,6 +120,20 @@ def test_ls_lists_titles_sources_and_chunks_and_filters(sift, library: Path) -> 
     assert "Basalt Guide" in plain.stdout and "[bold]markup" not in plain.stdout
 
 
+@pytest.mark.parametrize("spec", ["page=2", '{"section": "Care"}', '{"section": "決算"}'])
+def test_ls_refuses_a_filter_on_what_chunks_have(sift, library: Path, spec: str) -> None:
+    # A page or section is a chunk's: ls lists documents, so such a filter would match
+    # nothing and read as "no such page".
+    run = sift("ls", "--store", str(library), "--filter", spec)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sift: error: --filter on ")
+    assert "sift search --filter" in lines[0]
+    # The same filter searches fine.
+    found = sift("search", "--store", str(library), "--single-shot", "--filter", spec, "決算 Care")
+    assert found.returncode in (0, 1), found.stderr
+
+
 def test_show_gives_metadata_and_chunks_with_pages_and_sections(sift, library: Path) -> None:
     shown = json.loads(sift("show", "--store", str(library), "--json", "docs/決算.pdf").stdout)
     assert shown["document"]["metadata"]["format"] == "pdf"
