@@ -15,6 +15,7 @@ interrupted (what was stored stays, each document whole).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -38,7 +39,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sift.errors import NotAStoreError
+from sift.errors import NotAStoreError, SiftError
 from sift.integrations.cli._options import QuietOption, StoreOption
 from sift.integrations.cli._render import err_console, safe
 from sift.integrations.ingest import (
@@ -340,6 +341,13 @@ def register(app: typer.Typer) -> None:
                 naming = _naming(corpus, inputs, source_prefix)
                 plan = plan_inputs(inputs, naming)
                 summary = _run(corpus, plan, jobs=jobs, sync=sync, quiet=quiet, tally=tally)
+            except SiftError as exc:
+                # A store failing part-way (its disk full) after batches were
+                # committed: partial work, not "nothing was done".
+                if tally.stored == 0:
+                    raise
+                _say_partial(exc, tally.stored, as_json)
+                raise typer.Exit(code=EXIT_SKIPPED) from None
             finally:
                 corpus.close()
         except KeyboardInterrupt:
@@ -432,6 +440,25 @@ def _refuse_nothing(inputs: list[Path], skipped: list[InputProblem], hidden: int
     reasons = sorted(Counter(p.reason for p in skipped).items(), key=lambda r: (-r[1], r[0]))
     why = ", ".join(f"{reason} {n:,}" for reason, n in reasons)
     raise InputError(f"nothing indexed from {where}: everything was skipped ({why})")
+
+
+def _say_partial(error: SiftError, stored: int, as_json: bool) -> None:
+    """The store's error, and what of this run it kept (exit code 1, as for skipped or
+    failed files: the rest is stored)."""
+    message = (
+        f"{error}; {stored:,} document(s) stored before the error; run the same command "
+        "again to finish (what is stored is skipped)"
+    )
+    print(f"sift: error: {message}", file=sys.stderr, flush=True)
+    if as_json:
+        # Where a program reading --json looks for the outcome, as for other errors.
+        print(
+            json.dumps(
+                {"error": message, "stored": stored, "exit_code": EXIT_SKIPPED},
+                ensure_ascii=False,
+            ),
+            flush=True,
+        )
 
 
 def _say_interrupted(stored: int) -> None:

@@ -43,14 +43,24 @@ def _cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
 
 
+# Our cursors are ~30 characters; a longer one was not made here, and decoding it could
+# recurse (a deeply nested array) or hold megabytes.
+MAX_CURSOR_CHARS = 200
+# Beyond what islice accepts (sys.maxsize), and far beyond any store.
+MAX_OFFSET = 2**53
+
+
 def _offset(cursor: str | None) -> int:
     if not cursor:
         return 0
-    try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["offset"]
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        offset = None
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+    offset: object = None
+    if len(cursor) <= MAX_CURSOR_CHARS:
+        try:
+            offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["offset"]
+        except (binascii.Error, ValueError, KeyError, TypeError, RecursionError):
+            # ValueError covers UnicodeError and over-long integers.
+            offset = None
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
         raise MCPError(
             code=INVALID_PARAMS,
             message="invalid cursor: pass the nextCursor of the previous resources/list page",

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextvars
 import socket
 from collections.abc import Callable, Sequence
+from types import TracebackType
 from typing import Any, Literal
 
 import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from sift.integrations.guards import BearerGuard, HostGuard, is_loopback
 
@@ -40,7 +47,7 @@ async def serve(
     if transport == "stdio":
         if on_ready is not None:
             on_ready("stdio")
-        await server.run_stdio_async()
+        await _run_stdio(server)
         return
     if transport != "streamable-http":
         raise ValueError(f"unknown transport {transport!r}: use stdio or streamable-http")
@@ -82,3 +89,92 @@ async def serve(
             if http.started:
                 await http.shutdown()
         raise
+
+
+# Error kinds of pydantic's JSON parsing: the line is not JSON text (or not UTF-8), as
+# opposed to JSON that is not a JSON-RPC message.
+_UNDECODABLE = frozenset({"json_invalid", "json_type", "string_unicode"})
+
+
+def _error_reply(error: Exception) -> SessionMessage:
+    """The JSON-RPC answer to a line the SDK could not decode: -32700 for a line that is
+    not JSON (bad syntax, a lone surrogate, a number beyond the parser's range, nesting
+    beyond its depth), -32600 for JSON that is not a JSON-RPC message. The id is null:
+    an undecodable line has none that can be trusted."""
+    code, message = types.PARSE_ERROR, "Parse error"
+    if isinstance(error, ValidationError):
+        first = error.errors(include_url=False, include_input=False)[:1]
+        if first and first[0]["type"] not in _UNDECODABLE:
+            code, message = types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+        elif first:
+            # Short (where and what), never the line itself, which may be megabytes.
+            message = f"Parse error: {first[0]['msg']}"
+    return SessionMessage(
+        types.JSONRPCError(
+            jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+        )
+    )
+
+
+class _AnsweringUndecodable:
+    """The stdio read stream, answering each line the SDK could not decode.
+
+    The SDK's stdio reader puts the decoding exception in the stream and its dispatcher
+    only logs it at debug level, so the client waits forever for an answer; the HTTP
+    transport answers -32700. This wrapper writes that answer and reads on.
+    """
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        replies: WriteStream[SessionMessage],
+    ) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        # The dispatcher runs handlers in the sender's context when the stream has one.
+        context: contextvars.Context | None = getattr(self._inner, "last_context", None)
+        return context
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._replies.send(_error_reply(item))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _AnsweringUndecodable:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _AnsweringUndecodable:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+async def _run_stdio(server: MCPServer[Any]) -> None:
+    """`MCPServer.run_stdio_async`, with undecodable lines answered."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(
+            _AnsweringUndecodable(read_stream, write_stream),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
