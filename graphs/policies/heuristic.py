@@ -235,21 +235,24 @@ class HeuristicPlanner:
         view: PolicyView, part: str, found: list[str], ranked: list[str], depth: int
     ) -> list[str]:
         """A part's list: the chunks surfaced under a heading that names the part (its
-        own search's first, then any other call's), then the rest of its search. A
-        search leaves out what earlier calls showed, so a heading found by the plain
-        search is looked for there too."""
-        candidates = found + [c for c in ranked if c not in set(found)]
+        own search's first, then any other call's), those that write a name the part
+        types, then the first `depth` others of its own search. A search leaves out what
+        earlier calls showed, so a heading the plain search found is looked for too."""
+        own = set(found)
+        candidates = found + [c for c in ranked if c not in own]
         named = under_heading(
             part, [(c, view.seen[c].chunk.metadata, view.seen[c].chunk.title) for c in candidates]
         )
         # Then the chunks that write a name the part types (the greps found them).
         names = named_identifiers(part)
+        headed = set(named)
         named += [
             c
             for c in candidates
-            if c not in set(named) and any(writes_name(view.seen[c], n) for n in names)
+            if c not in headed and any(writes_name(view.seen[c], n) for n in names)
         ]
-        return named + [c for c in found if c not in set(named)][:depth]
+        listed = set(named)
+        return named + [c for c in found if c not in listed][:depth]
 
     def _one_place(self, plan: QuestionPlan, view: PolicyView, ranked: list[ChunkScore]) -> bool:
         """The question asks about one place: its shape is not a comparison or a chain of
@@ -463,9 +466,9 @@ class HeuristicPlanner:
         searched = question_order(view)
         via: dict[str, str] = {}
         if parts is not None:
-            # The best of the plain search, then of each part's, in turn: a part that
-            # the whole question's words rank low still leads its own list. The score
-            # floor is the planner's view of the whole question, so it does not apply.
+            # The best of each part's list, then of the plain search's, in turn: a part
+            # that the whole question's words rank low still leads its own list. The
+            # score floor is the planner's view of the whole question: it does not apply.
             orders = [
                 self._part_order(
                     view, part, search_order(view, query), list(by_id), self.config.part_depth
