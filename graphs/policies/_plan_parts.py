@@ -24,6 +24,9 @@ from sift.graphs.policies._plan_names import named_identifiers
 
 __all__ = ["QuestionParts", "question_parts", "under_heading"]
 
+# Longer questions are not read for parts (see question_parts).
+_MAX_CHARS = 300
+
 # Words that carry the question's form, not its topic: left out of a part's scope.
 _FORM_WORDS = frozenset(
     """a about also an and any are both can could did do does each either explain explained
@@ -178,7 +181,9 @@ def _usable(part: str) -> bool:
 def question_parts(question: str) -> QuestionParts | None:
     """The two parts a question asks for one by one, or None when it does not say so."""
     text = unicodedata.normalize("NFKC", question).strip()
-    if not text:
+    # A question that names its parts is a sentence; the patterns' lazy spans are
+    # quadratic in the length, so a long text (a pasted page) is not read for parts.
+    if not text or len(text) > _MAX_CHARS:
         return None
     if has_cjk(text):
         return _japanese(text)

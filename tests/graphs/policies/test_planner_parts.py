@@ -213,3 +213,13 @@ def test_passages_without_sections_keep_the_comparison_route(tmp_path: Path) -> 
     assert parts is not None
     assert not any(q in queries for q in parts.queries())
     assert "asks for 2 parts" not in (result.trace[-1].note or "")
+
+
+@pytest.mark.parametrize("unit", ["word and ", "「a」と", "both x and "])
+def test_a_long_text_is_not_read_for_parts(unit: str) -> None:
+    # A pasted page is not a question that names its parts, and the patterns' lazy
+    # spans would cost time quadratic in its length: past 300 characters it is left
+    # alone, cues and all (questions are accepted up to 2,000).
+    text = (unit * 400)[:1990] + " each それぞれ"
+    assert question_parts(text) is None
+    assert question_parts("both the kestrel and the 梅雨 notes, each?") is not None
