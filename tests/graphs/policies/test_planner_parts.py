@@ -222,4 +222,5 @@ def test_a_long_text_is_not_read_for_parts(unit: str) -> None:
     # alone, cues and all (questions are accepted up to 2,000).
     text = (unit * 400)[:1990] + " each それぞれ"
     assert question_parts(text) is None
-    assert question_parts("both the kestrel and the 梅雨 notes, each?") is not None
+    assert question_parts("Where are both the kestrel and the hawk explained?") is not None
+    assert question_parts("「梅雨」と「富士山」の両方はどこ?") is not None
