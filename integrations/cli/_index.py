@@ -445,10 +445,13 @@ def _refuse_nothing(inputs: list[Path], skipped: list[InputProblem], hidden: int
 def _say_partial(error: SiftError, stored: int, as_json: bool) -> None:
     """The store's error, and what of this run it kept (exit code 1, as for skipped or
     failed files: the rest is stored)."""
-    message = (
-        f"{error}; {stored:,} document(s) stored before the error; run the same command "
-        "again to finish (what is stored is skipped)"
-    )
+    message = str(error)
+    if f"{stored:,} document(s)" not in message and f"{stored} document(s)" not in message:
+        # (A full disk's message already says what was stored and what to do.)
+        message += (
+            f"; {stored:,} document(s) stored before the error; run the same command "
+            "again to finish (what is stored is skipped)"
+        )
     print(f"sift: error: {message}", file=sys.stderr, flush=True)
     if as_json:
         # Where a program reading --json looks for the outcome, as for other errors.
