@@ -187,6 +187,21 @@ def _check_episode_settings() -> None:
     from_environment(HeuristicPlannerConfig)
 
 
+async def _sweep_idle(svc: Service) -> None:
+    """Closes idle collections periodically: a sweep only when another collection opens
+    would leave a quiet service holding every store it ever opened. Checked a few times
+    per idle period (at most every 30 s, at least every second), so a store closes within
+    a fraction of that period past it."""
+    idle_s = svc.settings.collection_idle_s
+    every = min(max(idle_s / 4, 1.0), 30.0)
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await asyncio.to_thread(svc.collections.sweep)
+        except Exception:  # a sweep that failed must not end the next ones
+            log.exception("closing idle collections failed")
+
+
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """A FastAPI app serving sift; mount it in another ASGI app or run it with uvicorn.
 
@@ -203,10 +218,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         warming = asyncio.ensure_future(svc.engine.warm_up())
+        sweeping = asyncio.ensure_future(_sweep_idle(svc))
         try:
             yield
         finally:
             warming.cancel()
+            sweeping.cancel()
             svc.close()
 
     app = FastAPI(

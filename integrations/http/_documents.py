@@ -133,7 +133,8 @@ async def read_document(
     slot = await svc.engine.admit()
 
     def work() -> list[Chunk]:
-        return svc.collections.open_sync(collection).read(doc_id)
+        with svc.collections.using(collection) as corpus:
+            return corpus.read(doc_id)
 
     chunks = await svc.engine.run(slot, work, collection)
     if not chunks:
@@ -170,9 +171,8 @@ async def grep(name: CollectionName, body: GrepRequest, key: KeyDep, svc: Servic
 
     def work() -> Any:
         try:
-            return svc.collections.open_sync(collection).grep(
-                body.pattern, k=top_k, filters=filters
-            )
+            with svc.collections.using(collection) as corpus:
+                return corpus.grep(body.pattern, k=top_k, filters=filters)
         except InvalidPatternError as exc:
             raise ApiError(422, INVALID_REQUEST, f"pattern: {exc}") from None
 

@@ -164,6 +164,8 @@ class Engine:
                     self.processes.close()
                     self.processes = None
             names = self.collections.names() if self.settings.warm_up else []
+            # Warming more than may stay open would only close the first ones again.
+            names = names[: self.settings.max_open_collections]
             for name in names:
                 self.warm_report[name] = await asyncio.wrap_future(
                     self._pool.submit(self._warm_one, name)
@@ -189,36 +191,40 @@ class Engine:
     def _warm_one(self, name: str) -> str:
         try:
             collection = self.collections.get(name)
-            corpus = self.collections.open_sync(collection)
-            plan = SearchPlan(
-                question=_WARM_QUESTION,
-                mode="agentic",
-                top_k=1,
-                filters=None,
-                deadline_s=max(self.settings.search_deadline_s, 1.0),
-                grace_s=0.0,
-                config={"max_turns": 2},
-            )
-            if self.processes is not None:
-                # This process only writes: the searches run, and warm, over there.
-                self.processes.warm(
-                    collection,
-                    self.generation(name),
-                    plan,
-                    tuple(self.settings.warm_policies),
-                )
-                return "ready"
-            single_shot(plan, corpus)
-            for policy in self.settings.warm_policies:
-                agentic(
-                    SearchPlan(**{**plan.__dict__, "policy": policy}),
-                    corpus,
-                    plan.deadline_s,
-                    Job().listener(None),
-                )
+            with self.collections.using(collection) as corpus:
+                return self._warm_with(collection, corpus)
         except Exception as exc:  # one broken collection must not keep the others out
             log.warning("collection %r could not be warmed: %s", name, exc)
             return f"{type(exc).__name__}: {exc}"
+
+    def _warm_with(self, collection: Collection, corpus: Corpus) -> str:
+        name = collection.name
+        plan = SearchPlan(
+            question=_WARM_QUESTION,
+            mode="agentic",
+            top_k=1,
+            filters=None,
+            deadline_s=max(self.settings.search_deadline_s, 1.0),
+            grace_s=0.0,
+            config={"max_turns": 2},
+        )
+        if self.processes is not None:
+            # This process only writes: the searches run, and warm, over there.
+            self.processes.warm(
+                collection,
+                self.generation(name),
+                plan,
+                tuple(self.settings.warm_policies),
+            )
+            return "ready"
+        single_shot(plan, corpus)
+        for policy in self.settings.warm_policies:
+            agentic(
+                SearchPlan(**{**plan.__dict__, "policy": policy}),
+                corpus,
+                plan.deadline_s,
+                Job().listener(None),
+            )
         return "ready"
 
     async def wait_ready(self, wait_s: float) -> None:
@@ -362,10 +368,22 @@ class Engine:
         on_event: OnEvent | None,
     ) -> SearchResult:
         # Opened here first in any case: this process is the store's writer, and its
-        # open replays what the derived indexes missed before any reader opens them.
-        corpus = self.collections.open_sync(collection)
-        if self.processes is None:
-            return run_search(job, collection.name, corpus, plan, due, on_event)
+        # open replays what the derived indexes missed before any reader opens them. Held
+        # (in use, so not closed as idle) until the search ends.
+        with self.collections.using(collection) as corpus:
+            if self.processes is None:
+                return run_search(job, collection.name, corpus, plan, due, on_event)
+            return self._search_elsewhere(job, collection, plan, due, on_event)
+
+    def _search_elsewhere(
+        self,
+        job: Job,
+        collection: Collection,
+        plan: SearchPlan,
+        due: float,
+        on_event: OnEvent | None,
+    ) -> SearchResult:
+        assert self.processes is not None
         try:
             return self.processes.search(
                 job, collection, self.generation(collection.name), plan, due, on_event
@@ -380,8 +398,8 @@ class Engine:
             )
             with self.write_lock(collection.name):
                 self.collections.discard(collection.name)
-                self.collections.open_sync(collection)
-                self._wrote(collection.name)
+                with self.collections.using(collection):
+                    self._wrote(collection.name)
             return self.processes.search(
                 job, collection, self.generation(collection.name), plan, due, on_event
             )
@@ -412,8 +430,7 @@ class Engine:
         attempts = len(_WRITE_RETRY_S) + 1
         for attempt in range(attempts):
             try:
-                corpus = self.collections.open_sync(collection)
-                with self.write_lock(collection.name):
+                with self.collections.using(collection) as corpus, self.write_lock(collection.name):
                     try:
                         return action(corpus, attempt > 0)
                     finally:

@@ -8,7 +8,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal, cast
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -395,8 +394,7 @@ async def list_collections(key: KeyDep, svc: ServiceDep) -> CollectionList:
 async def collection_info(name: CollectionName, key: KeyDep, svc: ServiceDep) -> CollectionInfo:
     svc.auth.check_collection(key, name)
     collection = svc.collections.get(name)
-    corpus = await svc.collections.corpus(collection)
-    stats = await to_thread.run_sync(corpus.stats)
+    stats = await svc.collections.stats(collection)
     # The store's location is a server path or URL: not the client's business.
     stats = stats.model_copy(update={"location": name})
     return CollectionInfo(
@@ -467,7 +465,7 @@ async def upsert_documents(
     name: CollectionName, request: Request, key: KeyDep, svc: ServiceDep
 ) -> Any:
     svc.auth.check_collection(key, name)
-    collection = svc.collections.get(name, create=True)
+    collection = svc.collections.get(name, create=True, key=key)
     # The body is read here (cheap) and parsed on the worker (not on the event loop).
     raw = await request.body()
     slot = await svc.engine.admit()

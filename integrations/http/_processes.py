@@ -443,7 +443,7 @@ def serve() -> None:
     from sift.integrations.http._collections import Collections
 
     collections = Collections(settings)
-    opened: dict[str, tuple[int, Corpus]] = {}
+    opened: dict[str, tuple[int, Corpus, float]] = {}
     sender.send(("up", os.getpid()))
     try:
         while True:
@@ -465,37 +465,50 @@ def serve() -> None:
             except (OSError, ValueError):
                 return
     finally:
-        for _, corpus in opened.values():
+        for _, corpus, _ in opened.values():
             with contextlib.suppress(Exception):
                 corpus.close()
 
 
 def _corpus(
     collections: Collections,
-    opened: dict[str, tuple[int, Corpus]],
+    opened: dict[str, tuple[int, Corpus, float]],
     collection: Collection,
     generation: int,
 ) -> Corpus:
-    """The collection's store, opened again when the service has written to it since."""
+    """The collection's store, opened again when the service has written to it since.
+
+    Readers are bounded as the service's stores are (`Collections`): before one opens,
+    those idle for `collection_idle_s` are closed, and beyond `max_open_collections` the
+    least recently used. A process runs one search at a time, so none of them is in use
+    then; a process that gets no search keeps its readers until it gets one."""
     name = collection.name
-    held = opened.get(name)
+    now = time.monotonic()
+    held = opened.pop(name, None)  # put back last: the dict's order is least recent first
     if held is not None and held[0] == generation:
-        return held[1]
-    embedder = None
-    if held is not None:
-        del opened[name]
-        embedder = getattr(held[1], "embedder", None)
-        with contextlib.suppress(Exception):
-            held[1].close()
-    corpus = collections.open_reader(collection, embedder)
-    opened[name] = (generation, corpus)
+        corpus = held[1]
+    else:
+        embedder = None
+        if held is not None:
+            embedder = getattr(held[1], "embedder", None)
+            with contextlib.suppress(Exception):
+                held[1].close()
+        settings = collections.settings
+        for other, (_, reader, used) in list(opened.items()):
+            too_many = len(opened) >= settings.max_open_collections
+            if too_many or now - used >= settings.collection_idle_s:
+                del opened[other]
+                with contextlib.suppress(Exception):
+                    reader.close()
+        corpus = collections.open_reader(collection, embedder)
+    opened[name] = (generation, corpus, now)
     return corpus
 
 
 def _answer(
     request: _Request,
     collections: Collections,
-    opened: dict[str, tuple[int, Corpus]],
+    opened: dict[str, tuple[int, Corpus, float]],
     sender: _Sender,
 ) -> SearchResult | None:
     if request.kind == "freeze":

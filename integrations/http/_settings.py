@@ -195,7 +195,33 @@ class ServerSettings(BaseSettings):
         '"deadline_s": 3}}}',
     )
     create_collections: bool = Field(
-        default=True, description="Ingest into an unknown collection creates it."
+        default=True,
+        description="Ingest into an unknown collection creates it (when the key may: see "
+        "`wildcard_create` and `max_collections_per_key`).",
+    )
+    wildcard_create: bool = Field(
+        default=False,
+        description="A key that may use every collection (`*`, a bare key, the generated "
+        "one) may also create collections. Off: such a key only uses what exists, and a "
+        "new collection comes from a key that names it (`KEY=docs`) or from `sift index`.",
+    )
+    max_collections_per_key: int = Field(
+        default=100,
+        ge=0,
+        description="Collections one key (or anonymous access) may create through the API, "
+        "counted over the collections it created that still exist.",
+    )
+    collection_idle_s: float = Field(
+        default=600.0,
+        ge=0,
+        description="An open collection no request has used for this long is closed (its "
+        "store, indexes and threads); the next request opens it again.",
+    )
+    max_open_collections: int = Field(
+        default=32,
+        ge=1,
+        description="Collections open at once; opening one more first closes the least "
+        "recently used one not in use (503 when every one is in use).",
     )
     default_mode: SearchModeName = "agentic"
     retrieval_deadline_s: float = Field(

@@ -265,6 +265,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         store=str(root),
         embedder="hash",
         api_keys=f"{KEY_ALL};{KEY_DOCS}=docs,ingest",
+        # These tests ingest into collections of their own with KEY_ALL: the opt-in that
+        # lets a wildcard key create them (creation rules: test_http_memory_bounds.py).
+        wildcard_create=True,
         collections_file=collections,
         max_body_bytes=64 * 1024,
         max_ingest_bytes=256 * 1024,

@@ -190,7 +190,9 @@ def test_a_stalled_store_is_503_not_an_empty_answer(store_root, start_server, ga
     with _client(url) as client:
         _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
         collection = svc.collections.get("docs")
-        svc.collections._open["docs"] = Stalled(svc.collections.open_sync(collection))
+        with svc.collections.using(collection):
+            pass  # opened, then wrapped: every later search of it stalls
+        svc.collections._open["docs"].corpus = Stalled(svc.collections._open["docs"].corpus)
         response = client.post("/retrieval", json=_retrieval())
         assert response.status_code == 503, response.text
         assert response.json()["error_code"] == 5040

@@ -296,7 +296,9 @@ def test_partly_failed_batch_is_207_and_stores_only_whole_documents(
         url = start_server(
             create_app(
                 ServerSettings(
-                    store=str(tmp_path), embedder="ollama:embedder", api_keys="partial-key-123"
+                    store=str(tmp_path),
+                    embedder="ollama:embedder",
+                    api_keys="partial-key-123=partial",
                 )
             )
         )

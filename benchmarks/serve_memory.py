@@ -1,0 +1,167 @@
+"""Memory of `sift serve` over many small collections (issue 42, "memory bounded").
+
+Starts `sift serve` on an empty root, creates N one-sentence collections (English and
+Japanese in turn) through the API and searches each once, then reports the resident
+memory (VmRSS from /proc, the server and its search processes summed) before and after,
+with the open-collection caps at their defaults and with them off.
+
+    python benchmarks/serve_memory.py --collections 200 --embedder hash
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+KEY = "bench-memory-0123456789"
+
+SENTENCES = (
+    "The Eiffel Tower in Paris was completed in 1889 for the World's Fair.",
+    "富士山は日本で最も高い山で、標高は3776メートルです。",
+)
+
+# The caps as configured: defaults, and as good as off.
+CONFIGS = {
+    "caps at default (32 open, 600 s idle)": {},
+    "caps off": {
+        "SIFT_SERVER_MAX_OPEN_COLLECTIONS": "100000",
+        "SIFT_SERVER_COLLECTION_IDLE_S": "1000000",
+    },
+}
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0  # it ended meanwhile
+    found = re.search(r"VmRSS:\s+(\d+)", status)
+    return int(found[1]) if found else 0
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry.name)] = int(fields[1])
+    found, todo = [root], [root]
+    while todo:
+        pid = todo.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
+        found += children
+        todo += children
+    return found
+
+
+def _rss_mib(pid: int) -> float:
+    return sum(_rss_kib(p) for p in _tree(pid)) / 1024
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run(count: int, embedder: str, env: dict[str, str]) -> tuple[float, float, int]:
+    """(RSS MiB when ready, RSS MiB after the collections, collections open at the end)."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "collections"
+        root.mkdir()
+        port = _free_port()
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from sift.integrations.cli import main; main()",
+                "serve",
+                "--port",
+                str(port),
+                "--store",
+                str(root),
+                "--embedder",
+                embedder,
+                "--log-level",
+                "warning",
+            ],
+            env={
+                **os.environ,
+                "SIFT_SERVER_API_KEYS": KEY,
+                "SIFT_SERVER_WILDCARD_CREATE": "true",
+                "SIFT_SERVER_MAX_COLLECTIONS_PER_KEY": str(count),
+                **env,
+            },
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        log: list[str] = []
+        threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True).start()
+        url = f"http://127.0.0.1:{port}"
+        try:
+            with httpx.Client(
+                base_url=url, timeout=120, headers={"Authorization": f"Bearer {KEY}"}
+            ) as client:
+                while True:
+                    if process.poll() is not None:
+                        raise RuntimeError("sift serve ended:\n" + "".join(log))
+                    try:
+                        if client.get("/readyz").status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    time.sleep(0.1)
+                before = _rss_mib(process.pid)
+                for number in range(count):
+                    name = f"c{number:04d}"
+                    text = SENTENCES[number % 2]
+                    document = {"id": "one", "title": name, "text": text}
+                    answer = client.post(
+                        f"/v1/collections/{name}/documents", json={"documents": [document]}
+                    )
+                    answer.raise_for_status()
+                    question = "Eiffel Tower" if number % 2 == 0 else "富士山の標高"
+                    found = client.post(
+                        "/v1/search",
+                        json={"collection": name, "question": question, "mode": "single_shot"},
+                    )
+                    found.raise_for_status()
+                after = _rss_mib(process.pid)
+            fds = len(os.listdir(f"/proc/{process.pid}/fd"))
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+        return before, after, fds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--collections", type=int, default=200)
+    parser.add_argument("--embedder", default="hash")
+    args = parser.parse_args()
+    print(f"{args.collections} collections, embedder {args.embedder}")
+    print("| configuration | RSS ready (MiB) | RSS after (MiB) | server fds after |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, env in CONFIGS.items():
+        before, after, fds = run(args.collections, args.embedder, env)
+        print(f"| {label} | {before:.0f} | {after:.0f} | {fds} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
