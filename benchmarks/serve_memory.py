@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -22,6 +21,9 @@ import time
 from pathlib import Path
 
 import httpx
+
+# The process-tree RSS reading of the load benchmark (a script beside this one).
+from http_load import _rss_kib, _tree
 
 KEY = "bench-memory-0123456789"
 
@@ -38,36 +40,6 @@ CONFIGS = {
         "SIFT_SERVER_COLLECTION_IDLE_S": "1000000",
     },
 }
-
-
-def _rss_kib(pid: int) -> int:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0  # it ended meanwhile
-    found = re.search(r"VmRSS:\s+(\d+)", status)
-    return int(found[1]) if found else 0
-
-
-def _tree(root: int) -> list[int]:
-    """`root` and its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parents[int(entry.name)] = int(fields[1])
-    found, todo = [root], [root]
-    while todo:
-        pid = todo.pop()
-        children = [child for child, parent in parents.items() if parent == pid]
-        found += children
-        todo += children
-    return found
 
 
 def _rss_mib(pid: int) -> float:
