@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,6 +33,18 @@ os.environ.setdefault("SIFT_SERVER_SEARCH_PROCESSES", "0")
 from sift.types import Document
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A script or example of the repository (benchmarks/, examples/) imported as module
+    `name`, registered in sys.modules (LangGraph and dataclasses resolve annotations
+    through it)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

@@ -5,24 +5,19 @@ no corpus: tiny inline samples."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from ..conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "manuals.py"
 
 
 @pytest.fixture(scope="module")
 def manuals() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("manuals_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "manuals_under_test")
 
 
 def test_words_cut_japanese_at_changes_of_script(manuals: ModuleType) -> None:

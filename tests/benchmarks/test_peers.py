@@ -4,25 +4,20 @@ the script imports them only inside the worker that runs them."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from ..conftest import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "peers.py"
 
 
 @pytest.fixture(scope="module")
 def peers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peers_under_test", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "peers_under_test")
 
 
 def test_percentile_is_nearest_rank(peers: ModuleType) -> None:

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 from sift.graphs import EVENT_NAMES
 
+from ..conftest import load_script
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_subgraph.py"
 
 
 def load_example():
-    spec = importlib.util.spec_from_file_location("langgraph_subgraph_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    # LangGraph resolves the state's annotations through sys.modules.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    # LangGraph resolves the state's annotations through sys.modules (load_script).
+    return load_script(EXAMPLE, "langgraph_subgraph_example")
 
 
 async def test_events_reach_the_parent_and_outputs_land_in_its_state():

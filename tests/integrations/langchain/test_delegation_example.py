@@ -7,8 +7,6 @@ planner over a real store.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,16 +15,13 @@ from langchain_ollama import ChatOllama
 from sift.integrations.ollama.testing import FakeOllama, reply, tool_call
 from sift.types import SearchResult
 
+from ...conftest import load_script
+
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "langchain_delegation.py"
 
 
 def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("langchain_delegation_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLE, "langchain_delegation_example")
 
 
 def test_the_agent_delegates_to_sift_and_answers_from_its_passages(tmp_path: Path) -> None:
