@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import httpx
 from sift.integrations.stores import open_store
 from sift.types import Document
 
+from ..stores.sqlite.conftest import zero_chunks_root
 from .conftest import KEY_ALL, keyed_app, keyed_client, wait_until
 
 _JA = Document(id="灯台", title="灯台", text="灯台は船に陸の位置を知らせる塔です。")
@@ -77,26 +77,10 @@ def test_a_removed_bm25_index_heals_on_the_next_write(store_root: Path, start_se
     assert (store_root / "docs" / "lexical" / "meta.json").is_file()
 
 
-def _zero_chunks_root(store: Path) -> None:
-    db = store / "sift.db"
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
-        (root,) = conn.execute(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'chunks'"
-        ).fetchone()
-    finally:
-        conn.close()
-    with open(db, "r+b") as handle:
-        handle.seek((root - 1) * page_size)
-        handle.write(bytes(page_size))
-
-
 def test_a_damaged_database_is_said_not_a_500(store_root: Path, start_server: Any):
     """A zeroed page of sift.db cannot be rebuilt: the answer says the store is damaged
     and what to do, without a Retry-After (retrying would not mend it)."""
-    _zero_chunks_root(store_root / "docs")
+    zero_chunks_root(store_root / "docs")
     for processes in (0, 1):
         url = start_server(keyed_app(store_root, KEY_ALL, search_processes=processes))
         with keyed_client(url, KEY_ALL) as client:

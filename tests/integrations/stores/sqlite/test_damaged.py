@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,6 +30,8 @@ from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
 from sift.integrations.stores.sqlite._trigrams import BLOCK, trigram_bits
 from sift.types import Document, Hit
+
+from .conftest import zero_chunks_root
 
 N = BLOCK + 108  # one sealed trigram block and an open one
 
@@ -279,22 +280,6 @@ def test_grep_on_a_zeroed_trigram_page_used_to_miss_chunks(built: Built, tmp_pat
 # --------------------------------------------------------------------------- sift.db
 
 
-def _zero_chunks_root(store: Path) -> None:
-    """Zeroes the first page of the chunks table in sift.db (every read of a chunk goes
-    through it)."""
-    db = store / "sift.db"
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
-        (root,) = conn.execute(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'chunks'"
-        ).fetchone()
-    finally:
-        conn.close()
-    _zero(db, (root - 1) * page_size, page_size)
-
-
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from sift.integrations.cli import main; main()", *args],
@@ -307,7 +292,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_zeroed_database_page_is_called_damaged(built: Built, tmp_path: Path) -> None:
     copy = _copy(built, tmp_path)
-    _zero_chunks_root(copy)
+    zero_chunks_root(copy)
     with pytest.raises(StoreDamagedError) as info, SqliteCorpus(copy) as store:
         _answers(store, built.language)
     message = str(info.value)
