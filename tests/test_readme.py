@@ -54,7 +54,9 @@ def readme_blocks() -> list[Block]:
     return blocks
 
 
-def _env(home: Path) -> dict[str, str]:
+def readme_env(home: Path) -> dict[str, str]:
+    """The environment the README's commands run in: this venv's sift first, an empty
+    home, no sift settings of the machine's."""
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -126,7 +128,7 @@ def first_hour(tmp_path_factory: pytest.TempPathFactory) -> FirstHour:
         run = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", block.code],
             cwd=work,
-            env=_env(home),
+            env=readme_env(home),
             capture_output=True,
             text=True,
             timeout=900,
@@ -171,7 +173,7 @@ def test_the_walkthrough_serves_what_it_indexed(first_hour: FirstHour) -> None:
     adds nothing new, the server starts (on a free loopback port, not 8000), answers
     with the reader's note under the key it printed, and stops."""
     index, serve = _serve_line()
-    env = _env(first_hour.home)
+    env = readme_env(first_hour.home)
     indexed = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", index],
         cwd=first_hour.work,
@@ -237,7 +239,7 @@ def test_the_python_blocks_run_as_written(first_hour: FirstHour) -> None:
     run = subprocess.run(
         [sys.executable, "-c", code],
         cwd=home,
-        env=_env(home),
+        env=readme_env(home),
         capture_output=True,
         text=True,
         timeout=900,

@@ -17,11 +17,9 @@ Japanese PDF of six pages (the README cannot write one in a shell line).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from sift.integrations.stores import open_store
 from sift.integrations.subagent import FILTERS_DESCRIPTION
 
 from .integrations.ingest.conftest import numbered_pages, write_pdf
-from .test_readme import readme_blocks
+from .test_readme import readme_blocks, readme_env
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [
@@ -200,19 +198,6 @@ def test_the_examples_are_found_and_each_is_expected() -> None:
 # --------------------------------------------------------------------------- the stores
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "HOME": str(home),
-        "NO_COLOR": "1",
-        "COLUMNS": "100",
-    }
-    for name in ("SIFT_HOME", "SIFT_STORE"):
-        env.pop(name, None)
-    return env
-
-
 def _store_lines() -> list[str]:
     """The README's lines that write its files and index them (not `sift demo`, whose
     store is the demo's: no filter example is about it)."""
@@ -253,7 +238,7 @@ def _build(root: Path, *, with_pdf: bool) -> Built:
     run = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", "\n".join(lines)],
         cwd=work,
-        env=_env(home),
+        env=readme_env(home),
         capture_output=True,
         text=True,
         timeout=600,
@@ -324,7 +309,7 @@ def _check_command(built: Built, example: Example, expected: set[str] | str) -> 
     run = subprocess.run(
         ["sift", *argv],
         cwd=built.work,
-        env=_env(built.home),
+        env=readme_env(built.home),
         capture_output=True,
         text=True,
         timeout=600,
