@@ -17,12 +17,13 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+
+from .integrations.http.conftest import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
@@ -207,10 +208,7 @@ def test_the_walkthrough_serves_what_it_indexed(first_hour: FirstHour) -> None:
         assert "as collection 'store'" in "".join(log)
         headers = {"Authorization": f"Bearer {key}"}
         with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
-            ready_by = time.monotonic() + 120  # bounds a broken run only
-            while client.get("/readyz").status_code != 200:
-                assert time.monotonic() < ready_by, "never ready"
-                time.sleep(0.05)
+            wait_until(lambda: client.get("/readyz").status_code == 200, "ready", 120)
             answer = client.post(
                 "/retrieval",
                 json={
