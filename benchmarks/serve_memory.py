@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
-import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import httpx
 
-# The process-tree RSS reading of the load benchmark (a script beside this one).
-from http_load import _rss_kib, _tree
+# The load benchmark's server start and memory reading (a script beside this one).
+from http_load import start_server
 
 KEY = "bench-memory-0123456789"
 
@@ -42,64 +37,28 @@ CONFIGS = {
 }
 
 
-def _rss_mib(pid: int) -> float:
-    return sum(_rss_kib(p) for p in _tree(pid)) / 1024
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def run(count: int, embedder: str, env: dict[str, str]) -> tuple[float, float, int]:
-    """(RSS MiB when ready, RSS MiB after the collections, collections open at the end)."""
+    """(RSS MiB when ready, RSS MiB after the collections, the server's open file
+    descriptors at the end)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "collections"
         root.mkdir()
-        port = _free_port()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from sift.integrations.cli import main; main()",
-                "serve",
-                "--port",
-                str(port),
-                "--store",
-                str(root),
-                "--embedder",
-                embedder,
-                "--log-level",
-                "warning",
-            ],
-            env={
-                **os.environ,
+        # The load benchmark's start: a loopback `sift serve`, its log drained, ready.
+        server = start_server(
+            root,
+            None,
+            {
                 "SIFT_SERVER_API_KEYS": KEY,
+                "SIFT_SERVER_EMBEDDER": embedder,
                 "SIFT_SERVER_WILDCARD_CREATE": "true",
                 "SIFT_SERVER_MAX_COLLECTIONS_PER_KEY": str(count),
                 **env,
             },
-            stderr=subprocess.PIPE,
-            text=True,
         )
-        log: list[str] = []
-        threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True).start()
-        url = f"http://127.0.0.1:{port}"
         try:
-            with httpx.Client(
-                base_url=url, timeout=120, headers={"Authorization": f"Bearer {KEY}"}
-            ) as client:
-                while True:
-                    if process.poll() is not None:
-                        raise RuntimeError("sift serve ended:\n" + "".join(log))
-                    try:
-                        if client.get("/readyz").status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        pass
-                    time.sleep(0.1)
-                before = _rss_mib(process.pid)
+            headers = {"Authorization": f"Bearer {KEY}"}
+            with httpx.Client(base_url=server.url, timeout=120, headers=headers) as client:
+                before = server.rss_mib()
                 for number in range(count):
                     name = f"c{number:04d}"
                     text = SENTENCES[number % 2]
@@ -114,11 +73,10 @@ def run(count: int, embedder: str, env: dict[str, str]) -> tuple[float, float, i
                         json={"collection": name, "question": question, "mode": "single_shot"},
                     )
                     found.raise_for_status()
-                after = _rss_mib(process.pid)
-            fds = len(os.listdir(f"/proc/{process.pid}/fd"))
+                after = server.rss_mib()
+            fds = len(os.listdir(f"/proc/{server.process.pid}/fd"))
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            server.stop()
         return before, after, fds
 
 
