@@ -199,8 +199,7 @@ class HeuristicPlanner:
         if parts is None:
             return None
         top = question_order(view)[: self.config.early_stop_top]
-        located = sum(1 for c in top if _located(view.seen[c]))
-        return parts if top and 2 * located > len(top) else None
+        return parts if _mostly_located(view, top) else None
 
     def _part_step(
         self,
@@ -270,8 +269,7 @@ class HeuristicPlanner:
         # (manuals, handbooks, specifications), where a question is answered in one
         # place; short passages about entities (an encyclopedia's) are linked by the
         # names they give, and a hop through them is the planner's work.
-        located = sum(1 for c in top if _located(view.seen[c]))
-        return 2 * located > len(top)
+        return _mostly_located(view, top)
 
     def _goes_deep(self, plan: QuestionPlan) -> bool:
         """The question needs several places by its shape (a comparison, a chain of
@@ -573,6 +571,13 @@ def _located(seen: SeenChunk) -> bool:
     """The chunk's document has a structure: it carries a page or a section."""
     metadata = seen.chunk.metadata
     return metadata.get("page") is not None or bool(metadata.get("section"))
+
+
+def _mostly_located(view: PolicyView, top: list[str]) -> bool:
+    """Most of the plain search's best chunks (`top`) carry a page or a section: the
+    corpus is one of manuals and handbooks, not an encyclopedia's passages."""
+    located = sum(1 for c in top if _located(view.seen[c]))
+    return 2 * located > len(top)
 
 
 def _question_words(question: str) -> str:
