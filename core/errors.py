@@ -17,6 +17,7 @@ __all__ = [
     "NotAStoreError",
     "SiftError",
     "StoreDamagedError",
+    "StoreFullError",
     "StoreLockedError",
     "StoreUnavailableError",
 ]
@@ -50,6 +51,15 @@ class MissingExtraError(SiftError, ImportError):
 
 class CorpusError(SiftError):
     """A store operation failed."""
+
+
+class StoreFullError(CorpusError):
+    """The disk holding a store filled during a write: `stored` documents of that call
+    were stored whole, none of the others. The message says so and what to do."""
+
+    def __init__(self, message: str, stored: int) -> None:
+        super().__init__(message)
+        self.stored = stored
 
 
 class NotAStoreError(CorpusError):

@@ -39,7 +39,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sift.errors import NotAStoreError, SiftError
+from sift.errors import NotAStoreError, SiftError, StoreFullError
 from sift.integrations.cli._options import QuietOption, StoreOption
 from sift.integrations.cli._render import err_console, safe
 from sift.integrations.ingest import (
@@ -446,8 +446,8 @@ def _say_partial(error: SiftError, stored: int, as_json: bool) -> None:
     """The store's error, and what of this run it kept (exit code 1, as for skipped or
     failed files: the rest is stored)."""
     message = str(error)
-    if f"{stored:,} document(s)" not in message and f"{stored} document(s)" not in message:
-        # (A full disk's message already says what was stored and what to do.)
+    if not (isinstance(error, StoreFullError) and error.stored == stored):
+        # (A full disk's message already says what this run stored and what to do.)
         message += (
             f"; {stored:,} document(s) stored before the error; run the same command "
             "again to finish (what is stored is skipped)"

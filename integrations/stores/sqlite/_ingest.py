@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sift.errors import CorpusError, DocumentError
+from sift.errors import DocumentError, StoreFullError
 from sift.integrations.stores._checks import check_ids
 from sift.integrations.stores._documents import (
     Chunked,
@@ -70,11 +70,12 @@ def upsert(
         if full is None:
             raise
         stored = report.added + report.updated
-        raise CorpusError(
+        raise StoreFullError(
             f"the disk holding the store {state.path} is full ({full}): {stored} "
             "document(s) of this call were stored before it filled, each whole, and "
             "nothing of the others; free space, then run the same ingest again (it "
-            "skips what is stored)"
+            "skips what is stored)",
+            stored,
         ) from exc
     return report
 
