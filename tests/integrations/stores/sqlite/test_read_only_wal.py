@@ -45,7 +45,14 @@ _COPY_LIVE = textwrap.dedent(
     wal = live / "sift.db-wal"
     assert wal.stat().st_size > 0, "the writes must still be in the WAL"
     ignore = None if keep_shm else shutil.ignore_patterns("sift.db-shm")
-    shutil.copytree(live, copy, ignore=ignore)
+    def copy_if_there(src, dst):
+        # The live writer's BM25 index merges its segments in the background: a file
+        # listed a moment ago may be gone (merged), as in any backup of a running store.
+        try:
+            return shutil.copy2(src, dst)
+        except FileNotFoundError:
+            return dst
+    shutil.copytree(live, copy, ignore=ignore, copy_function=copy_if_there)
     print(wal.stat().st_size)
     store.close()
     """
