@@ -22,12 +22,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from usearch.index import Index
 
 from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure
+from sift.integrations.stores.sqlite._filtering import Allowed, deepen
 from sift.integrations.stores.sqlite._sidecar import file_sum, read_record, read_seq, write_seq
+from sift.integrations.stores.sqlite._vectors import best
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
 __all__ = ["AnnVectors"]
@@ -39,6 +42,8 @@ _LOAD_BATCH = 20_000
 # Below this size a brute-force pass over the two-byte vectors is as fast as the
 # graph walk and never misses a neighbour.
 _EXACT_BELOW = 20_000
+# A filter allowing at most this many chunks has them scored exactly, alone.
+_EXACT_FILTERED = 20_000
 # Batches waiting for the worker: past this, the writer waits (memory stays bounded).
 _MAX_PENDING = 4
 # Threads of one insertion during an ingest. The graph's single insertion thread was the
@@ -183,6 +188,47 @@ class AnnVectors:
         self.unsaved += len(ids)
 
     def search(
+        self,
+        query: np.ndarray,
+        limit: int,
+        exclude: Collection[int] = (),
+        allowed: Allowed | None = None,
+    ) -> list[tuple[int, float]]:
+        """(rowid, cosine) best first; only chunks `allowed` (a filter's) when given:
+        up to `_EXACT_FILTERED` of them are scored exactly, alone (usearch's Python
+        binding has no filtered graph walk), more are found by walking the graph deep
+        enough for their share."""
+        if allowed is None:
+            return self._search(query, limit, exclude)
+        if len(allowed) <= _EXACT_FILTERED:
+            keys, matrix = self._vectors_of(allowed)
+            return best(keys, matrix @ query if len(keys) else np.zeros(0), limit, exclude)
+        size = len(self._index)
+        return deepen(lambda n: self._search(query, n, exclude), limit, allowed, size)
+
+    def _vectors_of(self, allowed: Allowed) -> tuple[np.ndarray, np.ndarray]:
+        """The allowed chunks the graph holds and their vectors, read once per filter
+        and graph."""
+
+        def read() -> tuple[Index, np.ndarray, np.ndarray]:
+            with self._lock, engine_calls("vectors", f"the vector graph at {self._path}"):
+                index = self._index
+                got: Any = index.get(allowed.rowids.astype(np.uint64), dtype="f32")
+            # One key gives its vector (or None), several a tuple of them.
+            found: list[Any] = [got] if len(allowed) == 1 else list(got)
+            keep = [i for i, vector in enumerate(found) if vector is not None]
+            matrix = np.zeros((len(keep), self.dim), dtype=np.float32)
+            for row, i in enumerate(keep):
+                matrix[row] = found[i]
+            return index, allowed.rowids[keep], matrix
+
+        held = allowed.remembered(("ann", id(self)), read)
+        if held[0] is not self._index:
+            held = read()
+            allowed.memo[("ann", id(self))] = held
+        return held[1], held[2]
+
+    def _search(
         self, query: np.ndarray, limit: int, exclude: Collection[int] = ()
     ) -> list[tuple[int, float]]:
         size = len(self._index)

@@ -41,6 +41,7 @@ from sift.integrations.stores._documents import (
     items_of,
 )
 from sift.integrations.stores.sqlite._derived import Written
+from sift.integrations.stores.sqlite._filtering import delete_fields, field_rows, insert_fields
 from sift.integrations.stores.sqlite._open import begin_write
 from sift.integrations.stores.sqlite._schema import OP_ADD, OP_DELETE, transaction
 from sift.integrations.stores.sqlite._state import State, current_seq
@@ -287,6 +288,7 @@ def write_prepared(
     vector_rows: list[tuple[int, memoryview]] = []
     lexical_rows: list[tuple[int, str, str]] = []
     chunk_ids: list[str] = []
+    field_rows_: list[tuple[Any, ...]] = []
     # One normalisation for the whole batch; rows follow the documents' chunk order.
     vectors = _normalise(np.vstack([item.vectors for item in prepared]))
     # Each row's bytes are a slice of one buffer, not a copy per row.
@@ -303,6 +305,7 @@ def write_prepared(
             else:
                 added += 1
             doc = item.doc
+            field_rows_ += field_rows(next_doc, doc.metadata)
             doc_rows.append(
                 (
                     next_doc,
@@ -334,6 +337,7 @@ def write_prepared(
             chunk_rows,
         )
         conn.executemany("INSERT INTO vectors (id, v) VALUES (?, ?)", vector_rows)
+        insert_fields(conn, field_rows_)
         new_ids = range(first_chunk, next_chunk)
         conn.executemany(
             "INSERT INTO changes (op, chunk) VALUES (?, ?)",
@@ -366,6 +370,7 @@ def _delete_rows(conn: sqlite3.Connection, doc_rowid: int) -> list[int]:
     )
     conn.execute("DELETE FROM chunks WHERE doc = ?", (doc_rowid,))
     conn.execute("DELETE FROM documents WHERE id = ?", (doc_rowid,))
+    delete_fields(conn, doc_rowid)
     return ids
 
 

@@ -28,6 +28,7 @@ from sift.integrations.stores.sqlite._derived import ENTITY_RECORD, Derived
 from sift.integrations.stores.sqlite._schema import (
     DB_NAME,
     LOCK_NAME,
+    READS_AS_IS,
     SCHEMA_VERSION,
     create_schema,
     inspect,
@@ -325,7 +326,7 @@ def _open(
     if options.writer and not conns.read_only and schema_version(conn) != str(SCHEMA_VERSION):
         lock.acquire()  # a migration writes
         migrate(conn)
-    elif schema_version(conn) != str(SCHEMA_VERSION):
+    elif schema_version(conn) not in (str(SCHEMA_VERSION), *READS_AS_IS):
         raise IncompatibleStoreError(
             f"store {path} has schema version {schema_version(conn)!r}, not "
             f"{SCHEMA_VERSION}; open it for writing once (any `sift index`) to migrate it"

@@ -24,10 +24,11 @@ from sift.integrations.stores.fusion import fuse
 from sift.integrations.stores.locations import CHUNK_KEYS, chunk_metadata
 from sift.integrations.stores.patterns import literal_fragments
 from sift.integrations.stores.sqlite._derived import Derived
+from sift.integrations.stores.sqlite._filtering import Allowed
 from sift.integrations.stores.sqlite._grep import grep_rowids
 from sift.integrations.stores.sqlite._open import heal
 from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
-from sift.integrations.stores.sqlite._state import State, read_meta
+from sift.integrations.stores.sqlite._state import State, current_seq, read_meta
 from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
@@ -73,21 +74,27 @@ def search(
         mode = "bm25"
     elif mode == "hybrid" and weight == 1.0:
         mode = "dense"
-    checker = None if request.filters is None else _FilterCheck(state.conn(), request.filters)
-    allowed = checker.allowed if checker is not None else None
+    inside, after = _filter_plan(state, request.filters)
     q = None if mode == "bm25" else embed_query(state.embedder, text, vector)
 
-    def rank(derived: Derived) -> list[tuple[int, float]]:
-        lexical, vectors = derived.lexical, derived.vectors
-        if mode == "bm25":
-            return _filtered(lambda n: lexical.search(text, n, blocked), k, allowed)
+    def bm25(derived: Derived, n: int) -> list[tuple[int, float]]:
+        if inside is not None:
+            return derived.lexical.search(text, n, blocked, inside)
+        return _filtered(lambda m: derived.lexical.search(text, m, blocked), n, after)
+
+    def dense(derived: Derived, n: int) -> list[tuple[int, float]]:
         assert q is not None
+        if inside is not None:
+            return derived.vectors.search(q, n, blocked, inside)
+        return _filtered(lambda m: derived.vectors.search(q, m, blocked), n, after)
+
+    def rank(derived: Derived) -> list[tuple[int, float]]:
+        if mode == "bm25":
+            return bm25(derived, k)
         if mode == "dense":
-            return _filtered(lambda n: vectors.search(q, n, blocked), k, allowed)
+            return dense(derived, k)
         width = max(state.options.hybrid_candidates, k)
-        bm25 = _filtered(lambda n: lexical.search(text, n, blocked), width, allowed)
-        dense = _filtered(lambda n: vectors.search(q, n, blocked), width, allowed)
-        return fuse(state.options.fusion, dense, bm25, weight)[:k]
+        return fuse(state.options.fusion, dense(derived, width), bm25(derived, width), weight)[:k]
 
     return _hits(state.conn(), _healing(state, rank))
 
@@ -123,16 +130,20 @@ def grep(
     regex, k = request.regex, request.k
     conn = state.conn()
     blocked = _rowids(conn, request.exclude)
-    checker = _FilterCheck(conn, request.filters)
+    inside, after = _filter_plan(state, request.filters)
 
     def accept(rowids: list[int]) -> set[int]:
         fresh = [r for r in rowids if r not in blocked]
-        return checker.allowed(fresh) if checker.spec is not None else set(fresh)
+        return after(fresh) if after is not None else set(fresh)
 
     bits = trigram_bits(literal_fragments(pattern))
 
     def run(derived: Derived) -> tuple[list[tuple[int, float]], bool]:
         blocks = derived.trigrams.candidates(bits) if len(bits) else None
+        if inside is not None:
+            # Only the filter's chunks are read: those of the signatures' blocks, or
+            # all of them in order when the pattern has no literal to pick by.
+            blocks = _within(blocks, inside)
         return grep_rowids(conn, regex, blocks, k, accept)
 
     ranked, more = _healing(state, run)
@@ -252,6 +263,32 @@ def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> 
     )
 
 
+def _filter_plan(
+    state: State, spec: Filter | None
+) -> tuple[Allowed | None, Callable[[list[int]], set[int]] | None]:
+    """How a search applies `spec`: inside the indexes, given the chunks it allows
+    (first), or, where its SQL cannot say it (`_filtering`), after ranking, judging
+    each result (second); (None, None) without a filter."""
+    if spec is None:
+        return None, None
+    conn = state.conn()
+    inside = state.filters.allowed(conn, spec, current_seq(conn))
+    if inside is not None:
+        return inside, None
+    return None, _FilterCheck(conn, spec).allowed
+
+
+def _within(blocks: Iterator[np.ndarray] | None, allowed: Allowed) -> Iterator[np.ndarray]:
+    if blocks is None:
+        for start in range(0, len(allowed.rowids), 4096):
+            yield allowed.rowids[start : start + 4096]
+        return
+    for block in blocks:
+        kept = block[allowed.contains(block)]
+        if len(kept):
+            yield kept
+
+
 def _filtered(
     fetch: Callable[[int], list[tuple[K, float]]],
     need: int,
@@ -356,7 +393,14 @@ def _allowed_chunks(state: State, chunk_ids: Sequence[str], spec: Filter) -> set
     """Which of these chunk ids pass `spec`, judged as a search judges its results."""
     conn = state.conn()
     rows = _id_rows(conn, chunk_ids)
-    allowed = _FilterCheck(conn, spec).allowed([rowid for rowid, _, _ in rows])
+    inside, after = _filter_plan(state, spec)
+    rowids = [rowid for rowid, _, _ in rows]
+    if inside is not None:
+        passed = inside.contains(np.asarray(rowids, dtype=np.int64)).tolist()
+        allowed = {r for r, ok in zip(rowids, passed, strict=True) if ok}
+    else:
+        assert after is not None
+        allowed = after(rowids)
     return {f"{doc_id}_{idx}" for rowid, doc_id, idx in rows if rowid in allowed}
 
 

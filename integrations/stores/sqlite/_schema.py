@@ -7,8 +7,11 @@ holds are pruned; `log_floor` in `meta` remembers how far, so an index older tha
 pruned history is rebuilt instead of replayed.
 
 Version 2 dropped version 1's FTS5 trigram table (grep's pre-filter, now trigram
-signatures beside the database); `migrate` brings a version 1 store to version 2 when it
-is opened.
+signatures beside the database). Version 3 added `fields`, each document's metadata as
+rows that filters are answered from (`_filtering`). `migrate` brings an older store to
+version 3 when it is opened for writing; version 2 is read as it is (filters then judge
+each result after ranking, as version 2 did), so a sift that does not keep `fields`
+never writes a store that has it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from sift.errors import (
     StoreDamagedError,
     StoreLockedError,
 )
+from sift.integrations.stores.sqlite._filtering import FIELDS_DDL, fill_fields
 
 __all__ = [
     "DB_NAME",
@@ -34,6 +38,7 @@ __all__ = [
     "LOCK_NAME",
     "OP_ADD",
     "OP_DELETE",
+    "READS_AS_IS",
     "SCHEMA_VERSION",
     "connect",
     "connect_read",
@@ -48,9 +53,11 @@ DB_NAME = "sift.db"
 # The writer lock's file (`_writer`): a folder holding only it is still an empty one.
 LOCK_NAME = "writer.lock"
 FORMAT = "sift-store"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Older versions this sift opens, migrating them (`migrate`).
-_MIGRATES = ("1",)
+_MIGRATES = ("1", "2")
+# Older versions this sift also reads without migrating (a read-only folder).
+READS_AS_IS = ("2",)
 OP_ADD = 1
 OP_DELETE = 2
 
@@ -263,7 +270,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
     with transaction(conn):
-        for statement in DDL.split(";"):
+        for statement in (DDL + FIELDS_DDL).split(";"):
             if statement.strip():
                 conn.execute(statement)
         values = {"format": FORMAT, "schema_version": str(SCHEMA_VERSION), "log_floor": "0"}
@@ -281,6 +288,8 @@ def migrate(conn: sqlite3.Connection) -> None:
             # the store builds from the chunks when it finds none. (SQLite reuses the
             # table's pages; VACUUM gives them back to the file system.)
             conn.execute("DROP TABLE IF EXISTS grep")
+            # 2 -> 3: the metadata rows filters are answered from.
+            fill_fields(conn)
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
             )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sift.errors import CorpusError, NotAStoreError
 from sift.integrations.stores.sqlite._connections import Connections
+from sift.integrations.stores.sqlite._filtering import FilterCache
 from sift.integrations.stores.sqlite._writer import WriterLock
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class State:
     pending: tuple[Embedder, int, Analyzer] | None = None
     pending_root: str | None = None
     write_lock: threading.RLock = field(default_factory=threading.RLock)
+    # The chunks recent filters allow (`_filtering`), by change sequence.
+    filters: FilterCache = field(default_factory=FilterCache)
 
     def conn(self) -> sqlite3.Connection:
         """This thread's SQLite connection."""

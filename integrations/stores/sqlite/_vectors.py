@@ -13,9 +13,35 @@ from collections.abc import Collection
 
 import numpy as np
 
-__all__ = ["ExactVectors"]
+from sift.integrations.stores.sqlite._filtering import Allowed
+
+__all__ = ["ExactVectors", "best"]
 
 _LOAD_BATCH = 20_000
+# A filter allowing fewer than 1/_GATHER_BELOW of the rows has them scored alone (a
+# gather and a small product); more, and the full product with the rest masked costs
+# less than the gather.
+_GATHER_BELOW = 4
+
+
+def best(
+    keys: np.ndarray, scores: np.ndarray, limit: int, exclude: Collection[int] = ()
+) -> list[tuple[int, float]]:
+    """The `limit` best (key, score) of ascending `keys` and their `scores` (changed in
+    place), skipping `exclude` and scores of -inf (masked rows)."""
+    size = len(keys)
+    if size == 0:
+        return []
+    if exclude:
+        wanted = np.fromiter(exclude, dtype=np.int64)
+        pos = np.searchsorted(keys, wanted)
+        pos = pos[pos < size]
+        pos = pos[np.isin(keys[pos], wanted)]
+        scores[pos] = -np.inf
+    limit = min(limit, size)
+    top = np.argpartition(-scores, limit - 1)[:limit] if limit < size else np.arange(size)
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(keys[i]), float(scores[i])) for i in top if scores[i] != -np.inf]
 
 
 class ExactVectors:
@@ -101,27 +127,52 @@ class ExactVectors:
         """Nothing to release: the matrix is garbage like any other."""
 
     def search(
-        self, query: np.ndarray, limit: int, exclude: Collection[int] = ()
+        self,
+        query: np.ndarray,
+        limit: int,
+        exclude: Collection[int] = (),
+        allowed: Allowed | None = None,
     ) -> list[tuple[int, float]]:
-        """(rowid, cosine) best first, at most `limit`, skipping `exclude`."""
+        """(rowid, cosine) best first, at most `limit`, skipping `exclude`; only rows
+        `allowed` (a filter's chunks) when given: a narrow filter scores its rows alone,
+        a wide one masks the others out of the full product."""
         with self._lock:
             n = self._n
-            ids, matrix, alive = self._ids[:n], self._matrix[:n], self._alive[:n]
+            whole = self._ids
+            ids, matrix, alive = whole[:n], self._matrix[:n], self._alive[:n]
             dead = self._dead
         if n == 0:
             return []
+        rows = None if allowed is None else self._rows(allowed, whole, n)
+        if rows is not None and dead:
+            rows = rows[alive[rows]]
         # einsum runs single-threaded: a multi-threaded BLAS matrix-vector product waits
         # for its worker threads, which costs tens of milliseconds on a busy machine.
-        scores = np.einsum("ij,j->i", matrix, query)
-        if dead:
-            scores[~alive] = -np.inf
-        if exclude:
-            wanted = np.fromiter(exclude, dtype=np.int64)
-            pos = np.searchsorted(ids, wanted)
+        if rows is not None and len(rows) * _GATHER_BELOW < n:
+            keys, scores = ids[rows], np.einsum("ij,j->i", matrix[rows], query)
+        else:
+            keys, scores = ids, np.einsum("ij,j->i", matrix, query)
+            if dead:
+                scores[~alive] = -np.inf
+            if rows is not None:
+                outside = np.ones(n, dtype=bool)
+                outside[rows] = False
+                scores[outside] = -np.inf
+        return best(keys, scores, limit, exclude)
+
+    def _rows(self, allowed: Allowed, whole: np.ndarray, n: int) -> np.ndarray:
+        """The rows of the chunks `allowed` holds (ascending), worked out once per
+        filter and state of the arrays."""
+
+        def positions() -> tuple[np.ndarray, int, np.ndarray]:
+            ids = whole[:n]
+            pos = np.searchsorted(ids, allowed.rowids)
             pos = pos[pos < n]
-            pos = pos[np.isin(ids[pos], wanted)]
-            scores[pos] = -np.inf
-        limit = min(limit, n)
-        top = np.argpartition(-scores, limit - 1)[:limit] if limit < n else np.arange(n)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), float(scores[i])) for i in top if scores[i] != -np.inf]
+            return whole, n, pos[ids[pos] == allowed.rowids[: len(pos)]]
+
+        held = allowed.remembered(("exact", id(self)), positions)
+        if held[0] is not whole or held[1] != n:
+            held = positions()
+            allowed.memo[("exact", id(self))] = held
+        rows: np.ndarray = held[2]
+        return rows

@@ -33,6 +33,7 @@ def make_docs(n: int = 40) -> list[Document]:
                     "n": i,
                     "even": i % 2 == 0,
                     "tags": ["wild", animal] if i % 3 == 0 else ["tame"],
+                    "place": ["東京都", "大阪府", "京都府"][i % 3],
                 },
             )
         )
@@ -147,6 +148,17 @@ FILTERS = [
         conditions=(Condition(field="missing", op="empty"), Condition(field="n", op="ne", value=5))
     ),
     Filter(conditions=(Condition(field="animal", op="gt", value=5),)),  # mixed types: none
+    Filter.of({"place": "東京都", "n": {"lt": 30}}),
+    Filter(conditions=(Condition(field="place", op="contains", value="京都"),)),
+    Filter(conditions=(Condition(field="place", op="ends_with", value="府"),)),
+    Filter(
+        logic="or",
+        conditions=(
+            Condition(field="place", op="starts_with", value="大阪"),
+            Condition(field="animal", op="eq", value="otter"),
+        ),
+    ),
+    Filter.of({"n": 39}),  # one document of forty
 ]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
 from sift.integrations.stores.sqlite._trigrams import BLOCK, TrigramIndex, _codes, trigram_bits
 from sift.types import Document
 
@@ -184,7 +185,7 @@ def test_a_version_1_store_is_migrated_and_greps(tmp_path: Path) -> None:
     for name in ("trigrams.bin", "trigrams.open", "trigrams.json"):
         (path / name).unlink(missing_ok=True)
     with SqliteCorpus(path) as store:
-        assert store.stats().schema_version == 2
+        assert store.stats().schema_version == SCHEMA_VERSION
         assert [h.chunk.doc_id for h in store.grep("Needle1[01]x").hits] == ["g10", "g11"]
     conn = sqlite3.connect(path / "sift.db")
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}

@@ -1,0 +1,238 @@
+"""Filters inside the embedded store agree with `sift.filters.matches`, the semantics of
+record: the chunks the SQL of a filter allows (property-tested on random documents and
+filters, English and Japanese values, odd ones too), and what each search mode returns
+under a filter (the top k of the matching chunks alone, for BM25 and exact dense)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from sift.filters import Condition, Filter, FilterOp, matches
+from sift.integrations.stores.locations import chunk_metadata
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite._filtering import FIELDS_DDL, _allowed, field_rows
+from sift.integrations.stores.sqlite._schema import DDL
+from sift.types import Document
+
+_FIELDS = ["tenant", "year", "tags", "lang", "score", "page", "section", "title", "doc_id"]
+_TEXTS = ["acme", "Acme", "beta", "", "東京", "東京都", "営業部", "a\x00b", "1", "True", "2024-05"]
+_SCALARS: list[Any] = [
+    *_TEXTS,
+    0,
+    1,
+    -3,
+    2024,
+    1.0,
+    2.5,
+    True,
+    False,
+    None,
+    2**70,  # past SQLite's 64-bit integers: judged in Python
+]
+_OPS: list[FilterOp] = list(get_args(FilterOp))
+
+scalars = st.sampled_from(_SCALARS)
+values = st.one_of(
+    scalars,
+    st.lists(scalars, max_size=3),
+    st.just([[1, 2]]),  # a list inside a list: opaque to SQL, as to Python's ==
+)
+metadata = st.dictionaries(st.sampled_from(_FIELDS[:5]), values, min_size=1, max_size=4)
+conditions = st.builds(
+    Condition,
+    # Mostly the fields documents have, so that filters split them.
+    field=st.one_of(st.sampled_from(_FIELDS[:3]), st.sampled_from(_FIELDS)),
+    op=st.sampled_from(_OPS),
+    value=st.one_of(scalars, st.lists(scalars, max_size=3), st.sampled_from(["", "東", "cm"])),
+)
+filters = st.builds(
+    Filter,
+    logic=st.sampled_from(["and", "or"]),
+    conditions=st.lists(conditions, min_size=1, max_size=3).map(tuple),
+)
+
+
+def _database(docs: list[dict[str, Any]]) -> sqlite3.Connection:
+    """The store's own tables, holding `docs`: two chunks each; every other document
+    has a page table, so `page` is a chunk's own field there."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(DDL + FIELDS_DDL)
+    import json
+
+    for doc, meta in enumerate(docs, start=1):
+        meta = dict(meta)
+        if doc % 2:
+            meta.pop("page", None)
+            meta["page_starts"] = [0, 5]
+        conn.execute(
+            "INSERT INTO documents (id, doc_id, title, hash, metadata, n_chunks) "
+            "VALUES (?, ?, ?, '', ?, 2)",
+            (doc, f"d{doc}", ["東京", "Acme report", ""][doc % 3], json.dumps(meta)),
+        )
+        conn.executemany(
+            "INSERT INTO chunks (doc, idx, text, start, end, tokens) VALUES (?, ?, '', ?, ?, 1)",
+            [(doc, 0, 0, 5), (doc, 1, 5, 10)],
+        )
+        conn.executemany(
+            "INSERT INTO fields (doc, name, kind, value, text, listed) VALUES (?, ?, ?, ?, ?, ?)",
+            field_rows(doc, meta),
+        )
+    return conn
+
+
+def _expected(conn: sqlite3.Connection, spec: Filter) -> set[int]:
+    import json
+
+    rows = conn.execute(
+        "SELECT c.id, c.start, c.end, d.doc_id, d.title, d.metadata "
+        "FROM chunks c JOIN documents d ON d.id = c.doc"
+    )
+    return {
+        rowid
+        for rowid, start, end, doc_id, title, meta in rows
+        if matches(
+            spec,
+            {**chunk_metadata(json.loads(meta), start, end), "doc_id": doc_id, "title": title},
+        )
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(docs=st.lists(metadata, min_size=1, max_size=12), spec=filters)
+def test_the_chunks_a_filter_allows_are_those_matches_allows(
+    docs: list[dict[str, Any]], spec: Filter
+) -> None:
+    conn = _database(docs)
+    allowed = _allowed(conn, spec)
+    # None: a filter its SQL cannot say (per-chunk fields under `or`, a list inside a
+    # list as a value); the store then judges each result with `matches` itself.
+    note(f"translated: {allowed is not None}")
+    if allowed is not None:
+        assert set(allowed.rowids.tolist()) == _expected(conn, spec)
+        assert list(allowed.rowids) == sorted(allowed.rowids)
+
+
+def test_most_filters_are_said_in_sql() -> None:
+    """The fallback is the exception: the common shapes all translate."""
+    conn = _database([{"tenant": "acme", "year": 2024, "tags": ["a", "東京"]}])
+    for spec in (
+        Filter.of({"tenant": "acme"}),
+        Filter.of({"tenant": ["acme", "beta"], "year": {"gte": 2000, "lt": 2030}}),
+        Filter.of({"tags": "東京", "page": {"gte": 1}}),
+        Filter(conditions=(Condition(field="tenant", op="ne", value=None),)),
+        Filter(
+            logic="or",
+            conditions=(
+                Condition(field="tenant", op="starts_with", value="ac"),
+                Condition(field="title", op="contains", value="東京"),
+            ),
+        ),
+    ):
+        assert spec is not None
+        allowed = _allowed(conn, spec)
+        assert allowed is not None, spec
+        assert set(allowed.rowids.tolist()) == _expected(conn, spec)
+
+
+# --- every search mode, on a real store -------------------------------------------------
+
+_WORDS = ["river", "bridge", "castle", "harbour", "東京", "大阪", "港", "橋", "invoice", "report"]
+
+
+def _documents() -> list[Document]:
+    rng = np.random.default_rng(7)
+    docs = []
+    for i in range(80):
+        words = rng.choice(_WORDS, size=12).tolist()
+        docs.append(
+            Document(
+                id=f"doc{i}",
+                title=f"文書 {i}" if i % 3 == 0 else f"Doc {i}",
+                text=" ".join(words) + f" marker{i % 7}",
+                metadata={
+                    "tenant": ["acme", "beta", "東京商事", "gamma"][i % 4] if i % 10 else "rare",
+                    "year": 1990 + i % 30,
+                    "tags": [["a"], ["b", "東京"], []][i % 3],
+                    **({"score": 0.5 * i} if i % 5 else {}),
+                },
+            )
+        )
+    return docs
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqliteCorpus]:
+    path: Path = tmp_path_factory.mktemp("filters") / "store"
+    with SqliteCorpus(path, embedder="hash") as corpus:
+        corpus.upsert(_documents())
+        yield corpus
+
+
+def _record(hit: Any) -> dict[str, Any]:
+    return {**hit.chunk.metadata, "doc_id": hit.chunk.doc_id, "title": hit.chunk.title}
+
+
+store_filters = st.builds(
+    Filter,
+    logic=st.sampled_from(["and", "or"]),
+    conditions=st.lists(
+        st.builds(
+            Condition,
+            field=st.sampled_from(["tenant", "year", "tags", "score", "title"]),
+            op=st.sampled_from(_OPS),
+            value=st.sampled_from(
+                ["acme", "rare", "東京商事", "東京", "b", "Doc", 1995, 2010, 10.0, ["acme", "rare"]]
+            ),
+        ),
+        min_size=1,
+        max_size=2,
+    ).map(tuple),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    spec=store_filters,
+    query=st.sampled_from(["river castle", "東京 港", "invoice marker3", "橋 report"]),
+)
+def test_each_mode_returns_the_top_k_of_the_matching_chunks(
+    store: SqliteCorpus, spec: Filter, query: str
+) -> None:
+    for mode in ("bm25", "dense", "hybrid"):
+        got = store.search(query, k=5, mode=mode, filters=spec)
+        assert all(matches(spec, _record(h)) for h in got), mode
+        everything = store.search(query, k=200, mode=mode)
+        matching = [h for h in everything if matches(spec, _record(h))]
+        assert len(got) == min(5, len(matching)), mode
+        if mode != "hybrid":
+            # Exact: the same chunks with the same scores as ranking the matching ones
+            # alone (hybrid fuses two lists cut at their own depth, so only its purity
+            # and count are fixed).
+            assert [h.chunk.chunk_id for h in got] == [h.chunk.chunk_id for h in matching[:5]]
+            assert [h.score for h in got] == pytest.approx([h.score for h in matching[:5]])
+    hits = store.grep(r"marker[0-6]", k=7, filters=spec).hits
+    every = [h for h in store.grep(r"marker[0-6]", k=200).hits if matches(spec, _record(h))]
+    assert [h.chunk.chunk_id for h in hits] == [h.chunk.chunk_id for h in every[:7]]
+
+
+def test_a_filter_follows_writes(store: SqliteCorpus, tmp_path: Path) -> None:
+    """The chunks a filter allows are worked out again after a write: a new document
+    under the tenant is found, a deleted one is gone."""
+    spec = Filter.of({"tenant": "rare"})
+    before = {h.chunk.doc_id for h in store.search("river", k=50, mode="bm25", filters=spec)}
+    store.upsert([Document(id="late", text="river river", metadata={"tenant": "rare"})])
+    after = {h.chunk.doc_id for h in store.search("river", k=50, mode="bm25", filters=spec)}
+    assert after == before | {"late"}
+    store.delete(["late"])
+    again = {h.chunk.doc_id for h in store.search("river", k=50, mode="bm25", filters=spec)}
+    assert again == before
