@@ -8,8 +8,8 @@ that holds no store rather than serving an empty one. The policy is the heuristi
 planner unless `SIFT_GRAPH_POLICY=ollama` (then `SIFT_OLLAMA_MODEL`, `OLLAMA_HOST`, ...
 as for `sift search --policy ollama`). Runs take the graph's usual input (`question`,
 `filters`, `top_k`, `max_turns`) and `HarnessConfig` fields as context or `configurable`;
-the server's checkpointer keeps each thread's episode. scripts/langgraph_dev_check.py
-checks all of it against a real `langgraph dev`.
+the server's checkpointer keeps each thread's episode. checks/langgraph_dev.py checks
+all of it against a real `langgraph dev`.
 """
 
 from __future__ import annotations

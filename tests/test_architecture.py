@@ -1,13 +1,14 @@
 """The layers' rule (docs/architecture.md), checked on every import statement of the tree.
 
-Every module of the four root folders, the tests, the benchmarks, the scripts and the examples is
-parsed with `ast` (imports inside functions and under TYPE_CHECKING included):
+Every module of the four root folders, the tests, the benchmarks, the scripts, the end-to-end
+checks and the examples is parsed with `ast` (imports inside functions and under
+TYPE_CHECKING included):
 
 - a private module (`sift.a.b._x`, or a private name imported from a sift module) is
   imported only from inside the folder of its package, or by that package's own tests
   (tests/ mirrors the source folders: tests/integrations/http may test the internals of
-  integrations/http, white-box); other packages, other tests, benchmarks and examples use
-  the public names its package re-exports;
+  integrations/http, white-box); other packages, other tests, benchmarks, checks and
+  examples use the public names its package re-exports;
 - the package root (core/, installed as `sift`) imports no sift.nodes, sift.graphs or
   sift.integrations;
 - sift.nodes imports only the root package (and third-party libraries);
@@ -35,7 +36,17 @@ PACKAGES = {
     "sift.integrations": "integrations",
     "sift": "core",
 }
-SCANNED = ("core", "nodes", "graphs", "integrations", "tests", "benchmarks", "scripts", "examples")
+SCANNED = (
+    "core",
+    "nodes",
+    "graphs",
+    "integrations",
+    "tests",
+    "benchmarks",
+    "scripts",
+    "checks",
+    "examples",
+)
 BARE = frozenset({"core", "nodes", "graphs", "integrations"})
 ADAPTER_LAYERS = {
     "core": ("sift.nodes", "sift.graphs", "sift.integrations"),

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import configparser
 import fcntl
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+
+import sift
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -179,3 +184,36 @@ def test_ci_runs_the_readme_test_command_and_every_check() -> None:
     assert positions == sorted(positions)
     checks = ["ruff check .", "ruff format --check .", ".ci/mypy"]
     assert all(positions[0] < ci.index(c) < positions[1] for c in checks)
+
+
+def _version_literal() -> str:
+    """`__version__` as core/__init__.py writes it (read, not imported)."""
+    tree = ast.parse((ROOT / "core" / "__init__.py").read_text(encoding="utf-8"))
+    (value,) = [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
+        and isinstance(node.value, ast.Constant)
+    ]
+    assert isinstance(value, str)
+    return value
+
+
+def test_the_version_is_written_once_and_the_changelog_names_it(wheel: Path) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"], "the version lives in core/__init__.py only"
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "sift.__version__"}
+    version = _version_literal()
+    assert sift.__version__ == version
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = archive.read(name).decode("utf-8")
+    assert f"\nVersion: {version}\n" in metadata
+    # Keep a Changelog: "## [Unreleased]" first, then the releases, newest first.
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.MULTILINE)
+    assert headings[0] == "Unreleased", headings
+    assert headings[1] == version, f"CHANGELOG.md's latest release is {headings[1]}, not {version}"
+    assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M)

@@ -1,7 +1,7 @@
 """langgraph.json and the factory it names, as a LangGraph server loads them.
 
 A real `langgraph dev` needs the `langgraph-server` extra, whose pins clash with the dev
-environment's (see pyproject.toml); scripts/langgraph_dev_check.py runs that check in
+environment's (see pyproject.toml); checks/langgraph_dev.py runs that check in
 a venv of its own. Here: the configuration resolves, the factory serves a working graph
 over the store it is told, and a missing store is refused by name.
 """

@@ -6,7 +6,7 @@
 # not selected, or a link to a removed Python, is on PATH yet runs nothing. Finding none,
 # it says so in one line on stderr, with how to get one, and exits 1.
 #
-#   integrations/dify-plugin/find_python.sh     # used by check.sh
+#   checks/find_python.sh      # used by dify_plugin.sh
 set -uo pipefail
 
 runs() {

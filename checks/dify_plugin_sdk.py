@@ -1,9 +1,10 @@
-"""Checks the plugin with Dify's own SDK against a live `sift serve` (check.sh starts it):
-the SDK's loader reads manifest.yaml, the provider and the tools (its pydantic models
-validate every YAML file) and resolves the classes as the plugin daemon does; then the
-provider's credential check and the tools are invoked as Dify invokes them.
+"""Checks the Dify plugin with Dify's own SDK against a live `sift serve` (dify_plugin.sh
+starts it): the SDK's loader reads manifest.yaml, the provider and the tools (its pydantic
+models validate every YAML file) and resolves the classes as the plugin daemon does; then
+the provider's credential check and the tools are invoked as Dify invokes them.
 
-    cd integrations/dify-plugin && python check.py BASE_URL API_KEY    # Python >= 3.12
+    cd integrations/dify-plugin && PYTHONPATH=. python ../../checks/dify_plugin_sdk.py \
+        BASE_URL API_KEY    # Python >= 3.12, run by checks/dify_plugin.sh
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ try:
     from dify_plugin.errors.tool import ToolProviderCredentialValidationError
 except ImportError as exc:  # a Python without Dify's SDK, which needs 3.12: say what to do
     sys.exit(
-        f"check.py: {exc.name or exc} is not importable under Python "
-        f"{sys.version.split()[0]}: run check.sh, which finds a Python 3.12 or later and "
-        "installs requirements.txt (or set SIFT_DIFY_PYTHON=/path/to/python3.12)"
+        f"dify_plugin_sdk.py: {exc.name or exc} is not importable under Python "
+        f"{sys.version.split()[0]}: run checks/dify_plugin.sh, which finds a Python 3.12 or "
+        "later and installs the plugin's requirements.txt (or set "
+        "SIFT_DIFY_PYTHON=/path/to/python3.12)"
     )
 
 failures: list[str] = []

@@ -1,6 +1,6 @@
 """The Dify plugin's check finds a Python 3.12 that runs, or says in one line how to get
-one: integrations/dify-plugin/find_python.sh over PATHs and homes laid out as a pyenv or
-uv user's are (Japanese folder names among them), and check.py under a Python without
+one: checks/find_python.sh over PATHs and homes laid out as a pyenv or uv user's are
+(Japanese folder names among them), and checks/dify_plugin_sdk.py under a Python without
 Dify's SDK."""
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / "integrations" / "dify-plugin"
-FIND = PLUGIN / "find_python.sh"
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "integrations" / "dify-plugin"
+CHECKS = ROOT / "checks"
+FIND = CHECKS / "find_python.sh"
+SDK_CHECK = CHECKS / "dify_plugin_sdk.py"
 
 # What pyenv's shim does for a version that is installed but not selected.
 BROKEN_SHIM = """#!/bin/sh
@@ -116,11 +119,11 @@ def test_sift_dify_python_is_used_as_given_or_named_when_it_cannot_be(
     assert f"SIFT_DIFY_PYTHON={shims / 'python3.12'} does not run" in wrong.stderr
 
 
-def test_check_py_without_difys_sdk_says_what_to_run(tmp_path: Path) -> None:
-    """Under this suite's Python (no dify_plugin here) check.py stops at its imports with
-    one line naming the missing module and what to run, not a traceback."""
+def test_sdk_check_without_difys_sdk_says_what_to_run(tmp_path: Path) -> None:
+    """Under this suite's Python (no dify_plugin here) the SDK check stops at its imports
+    with one line naming the missing module and what to run, not a traceback."""
     run = subprocess.run(
-        [sys.executable, str(PLUGIN / "check.py"), "http://127.0.0.1:9", "キー"],
+        [sys.executable, str(SDK_CHECK), "http://127.0.0.1:9", "キー"],
         cwd=PLUGIN,
         capture_output=True,
         text=True,
@@ -129,5 +132,6 @@ def test_check_py_without_difys_sdk_says_what_to_run(tmp_path: Path) -> None:
     if run.returncode == 0:
         pytest.skip("dify_plugin is importable here")
     assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert run.stderr.startswith("check.py: ") and run.stderr.count("\n") == 1, run.stderr
-    assert "is not importable under Python" in run.stderr and "check.sh" in run.stderr
+    assert run.stderr.startswith("dify_plugin_sdk.py: ") and run.stderr.count("\n") == 1
+    assert "is not importable under Python" in run.stderr
+    assert "checks/dify_plugin.sh" in run.stderr

@@ -7,8 +7,8 @@ The test suite runs the same checks with a few examples per operation
 (tests/integrations/http/test_http_clients.py); this runs many more, against `sift serve`
 on loopback with its default settings and a collection of 300 HotpotQA passages.
 
-    python scripts/http_schema.py [--examples 200] [--seed 14]
-        [--out scripts/results/http_schema.md]
+    python checks/http_schema.py [--examples 200] [--seed 14]
+        [--out checks/results/http_schema.md]
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main() -> None:
         [
             "# OpenAPI document against the service (schemathesis)",
             "",
-            f"Command: `python scripts/http_schema.py --examples {args.examples} "
+            f"Command: `python checks/http_schema.py --examples {args.examples} "
             f"--seed {args.seed}`",
             f"Machine: {platform.machine()}, Python {platform.python_version()}, "
             f"{os.cpu_count()} cores shared with other running processes. "

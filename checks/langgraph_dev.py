@@ -8,7 +8,7 @@ a venv of its own:
 
     python3 -m venv .venv-langgraph && . .venv-langgraph/bin/activate
     pip install -e ".[langgraph-server]"
-    python scripts/langgraph_dev_check.py [--out scripts/results/langgraph_dev.md]
+    python checks/langgraph_dev.py [--out checks/results/langgraph_dev.md]
 
 What it does: indexes the shipped demo corpus (2WikiMultihopQA passages) into a temporary
 store; starts `langgraph dev --no-browser --no-reload` on a free loopback port with the
@@ -261,7 +261,7 @@ async def exercise(url: str) -> tuple[list[tuple[str, bool, str]], dict[str, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "scripts/results/langgraph_dev.md")
+    parser.add_argument("--out", type=Path, default=ROOT / "checks/results/langgraph_dev.md")
     parser.add_argument("--hang-guard", type=float, default=300.0, help="seconds")
     options = parser.parse_args()
 
@@ -312,7 +312,7 @@ def main() -> None:
     lines = [
         "# `langgraph dev` serving sift (langgraph.json)",
         "",
-        "Command: `python scripts/langgraph_dev_check.py` in a venv with "
+        "Command: `python checks/langgraph_dev.py` in a venv with "
         '`pip install -e ".[langgraph-server]"`',
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
         f"{platform.system()}, {os.cpu_count()} cores shared with other running processes.",

@@ -1,6 +1,6 @@
 """A loopback OpenAI-compatible chat server with scripted replies, the chat model of the
-AI Agent workflow in check.sh: its first reply asks for the Sift tool, its second quotes
-what the tool gave back. Every request is logged (one JSON line each) so the check can
+AI Agent workflow in checks/n8n_node.sh: its first reply asks for the Sift tool, its
+second quotes what the tool gave back. Every request is logged (one JSON line each) so the check can
 assert what n8n sent it: the tool's declaration, then the tool's output.
 
     python3 scripted_model.py PORT LOG_FILE "the question the model asks the tool"
