@@ -40,8 +40,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sift.fusion import fuse
 from sift.integrations.embedders import get_embedder
-from sift.integrations.stores.fusion import fuse
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.protocols import Embedder
 from sift.types import Document, Hit

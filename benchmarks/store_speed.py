@@ -327,8 +327,8 @@ def run_baseline(corpus: str, n_queries: int, workdir: Path) -> dict[str, Any]:
     import bm25s
     import Stemmer
 
+    from sift.fusion import fuse
     from sift.integrations.embedders import get_embedder
-    from sift.integrations.stores.fusion import fuse
 
     embedder = get_embedder("static")
     stemmer = Stemmer.Stemmer("english")

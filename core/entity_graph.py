@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
 from sift._entity_worker import BOOT
+from sift.fusion import rrf_scores
 from sift.types import Hit
 
 if TYPE_CHECKING:
@@ -146,17 +147,6 @@ def worker_command() -> list[str]:
     extraction. `-P`: the folder the user runs sift in stays off its import path (plain
     `-c` puts it first, and a `threading.py` there ran in the child)."""
     return [sys.executable, "-P", "-c", BOOT, str(Path(__file__).parent)]
-
-
-def rrf_scores(lists: Iterable[tuple[float, Sequence[str]]], k: int) -> dict[str, float]:
-    """Weighted reciprocal rank fusion of chunk ids (how a ranking and the walk's list
-    are joined): each id's sum over the (weight, ranked ids) lists of weight / (k +
-    rank), ranks from 1; the ids in the order first met."""
-    scores: dict[str, float] = {}
-    for weight, ranked in lists:
-        for rank, chunk_id in enumerate(ranked, start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
-    return scores
 
 
 def fuse_search_with_walk(

@@ -35,7 +35,9 @@ __all__ = [
     "TurnTrace",
     "UpsertReport",
     "Usage",
+    "make_chunk_id",
     "pruned_by_policy",
+    "split_chunk_id",
 ]
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -47,6 +49,21 @@ NOT_FOUND = "not_found"
 MetadataValue = str | int | float | bool | None | list[str | int | float | bool]
 
 MAX_DOC_ID_CHARS = 512
+
+
+def make_chunk_id(doc_id: str, index: int) -> str:
+    """The id of a document's chunk number `index` (from 0): `<doc_id>_<index>`."""
+    return f"{doc_id}_{index}"
+
+
+def split_chunk_id(chunk_id: str) -> tuple[str, int] | None:
+    """(document id, index) of a chunk id, or None when `chunk_id` is not one. Only an
+    ASCII-digit suffix counts, so a document id holding an underscore (`a_b`) is no chunk
+    id, and `a_²` is none either (int() refuses what isdigit() accepts there)."""
+    head, sep, tail = chunk_id.rpartition("_")
+    if sep and head and tail.isascii() and tail.isdigit():
+        return head, int(tail)
+    return None
 
 
 # --------------------------------------------------------------------------- corpus

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from sift.fusion import rrf_scores
 from sift.types import Evidence, FoundBy, SearchResult, TurnTrace, Usage
 
 __all__ = ["fork_policy", "merge_rollouts", "run_rollouts"]
@@ -21,17 +22,16 @@ def fork_policy(policy: Any, seed: int) -> Any:
 def merge_rollouts(
     question: str, results: Sequence[SearchResult], *, rrf_k: int = 60, top_k: int = 30
 ) -> SearchResult:
-    """Fuses the rollouts' evidence lists: score(chunk) = sum over rollouts of
-    1 / (rrf_k + rank), rank 1-based. Provenance is the union; the justification is the
+    """Fuses the rollouts' evidence lists by reciprocal rank fusion (`rrf_scores` with
+    constant `rrf_k`, every rollout weighing 1). Provenance is the union; the justification is the
     one from the rollout that ranked the chunk best. Usage is summed (peak: the maximum)."""
     if not results:
         raise ValueError("merge_rollouts needs at least one rollout result")
-    fused: dict[str, float] = {}
+    fused = rrf_scores(((1.0, [e.chunk_id for e in r.evidence]) for r in results), rrf_k)
     best: dict[str, tuple[int, Evidence]] = {}
     provenance: dict[str, list[FoundBy]] = {}
     for result in results:
         for rank, item in enumerate(result.evidence, start=1):
-            fused[item.chunk_id] = fused.get(item.chunk_id, 0.0) + 1.0 / (rrf_k + rank)
             if item.chunk_id not in best or rank < best[item.chunk_id][0]:
                 best[item.chunk_id] = (rank, item)
             merged = provenance.setdefault(item.chunk_id, [])

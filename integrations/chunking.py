@@ -31,7 +31,7 @@ from itertools import pairwise
 
 from sift.analysis import has_cjk, script_runs
 from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
-from sift.types import Chunk, Document
+from sift.types import Chunk, Document, make_chunk_id
 
 __all__ = ["Span", "chunk_document", "chunk_spans", "chunk_spans_many", "chunk_spans_within"]
 
@@ -61,7 +61,7 @@ def chunk_document(doc: Document, max_tokens: int = 512) -> list[Chunk]:
     text = doc.text
     return [
         Chunk(
-            chunk_id=f"{doc.id}_{index}",
+            chunk_id=make_chunk_id(doc.id, index),
             doc_id=doc.id,
             index=index,
             title=doc.title,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from langgraph.runtime import Runtime
 
 from sift.config import HarnessConfig
+from sift.fusion import rrf_scores
 from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
@@ -61,11 +62,9 @@ def fallback_ranking(episode: Episode, reranker: Reranker) -> list[str]:
         return []
     scores = reranker.rerank(episode.question, [episode.seen[c].chunk for c in candidates])
     by_relevance = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
-    k = episode.config.fallback_rrf_k
-    fused = [1.0 / (k + 1 + i) for i in range(len(candidates))]
-    for rank, i in enumerate(by_relevance):
-        fused[i] += 1.0 / (k + 1 + rank)
-    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
+    in_context = list(range(len(candidates)))
+    fused = rrf_scores(((1.0, in_context), (1.0, by_relevance)), episode.config.fallback_rrf_k)
+    order = sorted(in_context, key=lambda i: (-fused[i], i))
     return [candidates[i] for i in order]
 
 

@@ -23,7 +23,7 @@ from sift.filters import Filter
 from sift.nodes._services import Services
 from sift.nodes._state import ToolOutcome, ToolTask
 from sift.protocols import Corpus, EntityGraphCorpus
-from sift.types import Chunk, Hit, SearchMode
+from sift.types import Chunk, Hit, SearchMode, split_chunk_id
 
 __all__ = ["grep_corpus", "prune_chunks", "read_document", "search_corpus"]
 
@@ -130,8 +130,9 @@ def _read(corpus: Corpus, doc_id: str) -> tuple[str, list[Chunk]]:
     chunks = corpus.read(doc_id)
     if not chunks and "_" in doc_id:
         # Models often pass a chunk id (`<doc_id>_<index>`) where a document id is due.
-        head, _, tail = doc_id.rpartition("_")
-        if tail.isdigit():
+        parts = split_chunk_id(doc_id)
+        if parts is not None:
+            head = parts[0]
             chunks = corpus.read(head)
             if chunks:
                 return head, chunks

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sift.analysis import find_mention
-from sift.types import SearchResult
+from sift.types import SearchResult, split_chunk_id
 
 __all__ = [
     "DEFAULT_KS",
@@ -48,10 +48,8 @@ def chunk_doc_id(chunk_id: str) -> str:
     Only a purely numeric suffix is stripped, so a document id that itself contains an
     underscore (`a_b`) survives when it is given without a chunk index.
     """
-    head, sep, tail = chunk_id.rpartition("_")
-    if sep and head and tail.isdigit():
-        return head
-    return chunk_id
+    parts = split_chunk_id(chunk_id)
+    return chunk_id if parts is None else parts[0]
 
 
 class GoldSet:

@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 from sift.errors import InvalidFilterError, InvalidQueryError
 from sift.filters import Filter, parse_filter
-from sift.integrations.stores.fusion import check_alpha
+from sift.fusion import check_alpha
 from sift.integrations.stores.patterns import compile_pattern
 from sift.types import SearchMode
 

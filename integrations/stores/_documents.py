@@ -16,7 +16,7 @@ from sift.errors import DocumentError
 from sift.integrations.chunking import Span, chunk_spans_many, chunk_spans_within
 from sift.integrations.stores._embedding import embed_texts
 from sift.integrations.stores.locations import boundaries, check_locations, chunk_metadata
-from sift.types import Chunk, Document, DocumentFailure
+from sift.types import Chunk, Document, DocumentFailure, make_chunk_id
 
 if TYPE_CHECKING:
     from sift.protocols import Embedder
@@ -107,7 +107,7 @@ class PreparedDocument:
         doc = self.doc
         return [
             Chunk(
-                chunk_id=f"{doc.id}_{index}",
+                chunk_id=make_chunk_id(doc.id, index),
                 doc_id=doc.id,
                 index=index,
                 title=doc.title,

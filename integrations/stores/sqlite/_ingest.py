@@ -45,7 +45,7 @@ from sift.integrations.stores.sqlite._filtering import delete_fields, field_rows
 from sift.integrations.stores.sqlite._open import begin_write
 from sift.integrations.stores.sqlite._schema import OP_ADD, OP_DELETE, transaction
 from sift.integrations.stores.sqlite._state import State, current_seq
-from sift.types import Document, DocumentFailure, UpsertReport
+from sift.types import Document, DocumentFailure, UpsertReport, make_chunk_id
 
 __all__ = ["delete", "upsert"]
 
@@ -322,7 +322,7 @@ def write_prepared(
                 chunk_rows.append((cid, next_doc, index, text, start, end, tokens))
                 vector_rows.append((cid, blob[row * width : (row + 1) * width]))
                 lexical_rows.append((cid, doc.title, text))
-                chunk_ids.append(f"{doc.id}_{index}")
+                chunk_ids.append(make_chunk_id(doc.id, index))
                 row += 1
             next_doc += 1
             next_chunk += len(item.spans)

@@ -19,9 +19,9 @@ from sift.errors import (
     StoreDamagedError,
     StoreLockedError,
 )
+from sift.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
 from sift.integrations.embedders import DEFAULT_EMBEDDER, get_embedder
 from sift.integrations.stores._closing import release_all, release_quietly
-from sift.integrations.stores.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
 from sift.integrations.stores.sqlite._connections import Connections
 from sift.integrations.stores.sqlite._damage import INDEX_KINDS, IndexKind
 from sift.integrations.stores.sqlite._derived import ENTITY_RECORD, Derived

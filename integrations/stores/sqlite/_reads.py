@@ -17,10 +17,10 @@ import numpy as np
 from sift.entity_graph import WalkResult
 from sift.errors import CorpusError, IndexDamagedError
 from sift.filters import Filter, matches
+from sift.fusion import fuse
 from sift.integrations.stores._checks import check_doc_id, check_grep, check_ids, check_search
 from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.catalog import DocumentInfo
-from sift.integrations.stores.fusion import fuse
 from sift.integrations.stores.locations import CHUNK_KEYS, chunk_metadata
 from sift.integrations.stores.patterns import literal_fragments
 from sift.integrations.stores.sqlite._derived import Derived
@@ -31,7 +31,15 @@ from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
 from sift.integrations.stores.sqlite._state import State, current_seq, read_meta
 from sift.integrations.stores.sqlite._trigrams import trigram_bits
 from sift.integrations.stores.sqlite._vectors import ExactVectors
-from sift.types import Chunk, CorpusStats, GrepResult, Hit, SearchMode
+from sift.types import (
+    Chunk,
+    CorpusStats,
+    GrepResult,
+    Hit,
+    SearchMode,
+    make_chunk_id,
+    split_chunk_id,
+)
 
 __all__ = ["documents", "get_chunks", "grep", "read", "search", "stats", "walk"]
 
@@ -401,7 +409,7 @@ def _allowed_chunks(state: State, chunk_ids: Sequence[str], spec: Filter) -> set
     else:
         assert after is not None
         allowed = after(rowids)
-    return {f"{doc_id}_{idx}" for rowid, doc_id, idx in rows if rowid in allowed}
+    return {make_chunk_id(doc_id, idx) for rowid, doc_id, idx in rows if rowid in allowed}
 
 
 def _rowids(conn: sqlite3.Connection, chunk_ids: Collection[str]) -> set[int]:
@@ -448,9 +456,9 @@ def _split_ids(chunk_ids: Iterable[str]) -> list[list[Any]]:
     for chunk_id in chunk_ids:
         if not isinstance(chunk_id, str):
             continue
-        doc_id, sep, index = chunk_id.rpartition("_")
-        if sep and doc_id and index.isdigit():
-            keys.append([doc_id, int(index)])
+        parts = split_chunk_id(chunk_id)
+        if parts is not None:
+            keys.append(list(parts))
     return keys
 
 
@@ -463,7 +471,7 @@ def _chunks(rows: Iterable[tuple[Any, ...]]) -> list[Chunk]:
             meta = parsed[metadata] = json.loads(metadata)
         out.append(
             Chunk(
-                chunk_id=f"{doc_id}_{idx}",
+                chunk_id=make_chunk_id(doc_id, idx),
                 doc_id=doc_id,
                 index=idx,
                 title=title,

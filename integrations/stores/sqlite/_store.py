@@ -23,10 +23,10 @@ import numpy as np
 from sift.analysis import Analyzer
 from sift.entity_graph import WalkResult
 from sift.filters import Filter
+from sift.fusion import DEFAULT_FUSION
 from sift.integrations.stores._checks import DEFAULT_MAX_QUERY_CHARS
 from sift.integrations.stores._closing import close_on_exit, released_on_failure
 from sift.integrations.stores.catalog import DocumentInfo
-from sift.integrations.stores.fusion import DEFAULT_FUSION
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 from sift.integrations.stores.sqlite import _ingest, _open, _reads
 from sift.integrations.stores.sqlite._connections import Connections

@@ -17,6 +17,12 @@ import numpy as np
 from sift.analysis import Analyzer, default_analyzer
 from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Filter
+from sift.fusion import (
+    DEFAULT_ALPHA,
+    DEFAULT_FUSION,
+    check_fusion,
+    default_alpha,
+)
 from sift.integrations.stores._checks import (
     DEFAULT_MAX_QUERY_CHARS,
     check_doc_id,
@@ -26,12 +32,6 @@ from sift.integrations.stores._checks import (
 )
 from sift.integrations.stores._closing import close_on_exit, release_all, release_quietly
 from sift.integrations.stores.catalog import DocumentInfo
-from sift.integrations.stores.fusion import (
-    DEFAULT_ALPHA,
-    DEFAULT_FUSION,
-    check_fusion,
-    default_alpha,
-)
 from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 from sift.integrations.stores.weaviate import _grep, _reads, _search, _writes
 from sift.integrations.stores.weaviate._collection import Scope, Shared, load_schema

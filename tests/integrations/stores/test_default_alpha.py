@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.integrations.stores.fusion import ALPHA_BY_EMBEDDER, DEFAULT_ALPHA, default_alpha
+from sift.fusion import ALPHA_BY_EMBEDDER, DEFAULT_ALPHA, default_alpha
 from sift.integrations.stores.sqlite import SqliteCorpus
 
 

@@ -1,10 +1,10 @@
-"""Hybrid fusion strategies and the alpha defaults (sift.integrations.stores.fusion)."""
+"""Hybrid fusion strategies and the alpha defaults (sift.fusion)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sift.integrations.stores.fusion import (
+from sift.fusion import (
     check_alpha,
     fuse,
     fusion_names,
