@@ -33,7 +33,7 @@ Gold labels are read only by the scorer.
 `--ingest-cost` times, in rotating rounds, a fresh ingest of each corpus into a new
 SqliteCorpus (the default static embedder) without its entity index, with it
 (`entity_graph=True`: the entities found in a worker process beside the writer), and
-with it found in the writer's thread (SIFT_GRAPH_WORKER_MIN_CHUNKS=0, as before the
+with it found in the writer's thread (SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS=0, as before the
 worker), and a reopen of each: what the index adds to an ingest. `--write-sizes` adds
 one write of each many HotpotQA documents into a store that exists, the three ways: what
 an ingest request to the service waits for. `--beside-busy` adds what any busy process
@@ -65,7 +65,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sift.entity_graph import (
     EntityGraph,
     EntityGraphConfig,
-    build_graph,
+    build_entity_graph,
     question_entities,
     rrf_scores,
 )
@@ -122,7 +122,7 @@ def store_graph(store: Any, rows: list[dict], config: EntityGraphConfig) -> Enti
     for row in rows:
         for chunk in store.read(row["id"]):
             passages.append((chunk.chunk_id, chunk.title, chunk.text))
-    return build_graph(passages, config.limits())
+    return build_entity_graph(passages, config.limits())
 
 
 async def run(
@@ -301,7 +301,7 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
         for round_ in range(rounds):
             for variant in _rotated(variants, round_):
                 graph = variant != "plain"
-                _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
+                _set_env("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "s"
                     t = time.perf_counter()
@@ -312,7 +312,7 @@ def ingest_cost(datasets: list[str], rounds: int) -> list[str]:
                     t = time.perf_counter()
                     SqliteCorpus(path, entity_graph=graph).close()
                     times.setdefault((variant, "reopen"), []).append(time.perf_counter() - t)
-        _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+        _set_env("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", None)
         m = {key: statistics.median(values) for key, values in times.items()}
         plain, graph, inline = (m[(v, "ingest")] for v in variants)
         lines.append(
@@ -345,7 +345,7 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
         times: dict[str, list[float]] = {}
         for round_ in range(rounds):
             for variant in _rotated(variants, round_):
-                _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
+                _set_env("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", "0" if variant == _INLINE else None)
                 with tempfile.TemporaryDirectory() as tmp:
                     store = SqliteCorpus(
                         Path(tmp) / "s", embedder=embedder_name(), entity_graph=variant != "plain"
@@ -355,7 +355,7 @@ def write_cost(name: str, sizes: list[int], rounds: int) -> list[str]:
                     store.upsert(documents[10 : 10 + size])
                     times.setdefault(variant, []).append(time.perf_counter() - t)
                     store.close()
-        _set_env("SIFT_GRAPH_WORKER_MIN_CHUNKS", None)
+        _set_env("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", None)
         plain, graph, inline = (statistics.median(times[v]) * 1000 for v in variants)
         lines.append(
             f"| {size} | {plain:.0f} | {graph:.0f} | {graph / plain - 1:+.0%} | {inline:.0f} | "

@@ -6,19 +6,25 @@ holds the chunk–entity bipartite graph with IDF weights, and `EntityGraph.walk
 truncated personalised PageRank from the question's entities (`question_entities`) and
 the chunks found so far: the chunks it reaches, each with the entity it came through,
 and the entities it reaches (bridge names for a next hop). Every number is a field of
-`EntityGraphConfig`, readable from the environment as `SIFT_GRAPH_<FIELD>`.
+`EntityGraphConfig`, readable from the environment as `SIFT_ENTITY_GRAPH_<FIELD>`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from sift._entities import EntityLimits, entity_key, mention_keys, question_keys
 from sift._entity_walk import EntityGraph, WalkLimits, WalkResult
@@ -36,6 +42,7 @@ __all__ = [
     "EntityLimits",
     "WalkLimits",
     "WalkResult",
+    "build_entity_graph",
     "build_graph",
     "entity_key",
     "fuse_search_with_walk",
@@ -47,10 +54,47 @@ __all__ = [
 ]
 
 
-class EntityGraphConfig(BaseSettings):
-    """How entities are found and how the graph is walked."""
+class _LegacyEnvironment(EnvSettingsSource):
+    """`SIFT_GRAPH_<FIELD>`, this configuration's names until they collided with the
+    served graph's (`SIFT_GRAPH_POLICY`): still read, under the new names, for one
+    release, with a DeprecationWarning naming them."""
 
-    model_config = SettingsConfigDict(env_prefix="SIFT_GRAPH_", extra="ignore", frozen=True)
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls, env_prefix=_LEGACY_PREFIX, case_sensitive=False)
+
+    def __call__(self) -> dict[str, Any]:
+        found = super().__call__()
+        if found:
+            old = ", ".join(_LEGACY_PREFIX + name.upper() for name in sorted(found))
+            warnings.warn(
+                f"{old}: the entity graph's settings are now read as "
+                f"{_PREFIX}<FIELD>; the {_LEGACY_PREFIX} names go in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return found
+
+
+_PREFIX = "SIFT_ENTITY_GRAPH_"
+_LEGACY_PREFIX = "SIFT_GRAPH_"
+
+
+class EntityGraphConfig(BaseSettings):
+    """How entities are found and how the graph is walked (env `SIFT_ENTITY_GRAPH_<FIELD>`)."""
+
+    model_config = SettingsConfigDict(env_prefix=_PREFIX, extra="ignore", frozen=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        legacy = _LegacyEnvironment(settings_cls)
+        return init_settings, env_settings, legacy, dotenv_settings, file_secret_settings
 
     # --- what counts as an entity (EntityLimits) ---
     # Capitalised spans at least this long, of at most this many words.
@@ -117,11 +161,25 @@ def question_entities(question: str, limits: EntityLimits | None = None) -> list
     return question_keys(question, limits)
 
 
-def build_graph(
+def build_entity_graph(
     passages: Iterable[tuple[str, str, str]], limits: EntityLimits | None = None
 ) -> EntityGraph:
     """The graph of (chunk id, title, text) passages, in memory."""
     return EntityGraph.build(_rows(passages, limits))
+
+
+def build_graph(
+    passages: Iterable[tuple[str, str, str]], limits: EntityLimits | None = None
+) -> EntityGraph:
+    """Deprecated name of `build_entity_graph` (`sift.graphs.build_graph` builds the
+    harness's state machine); kept for one release."""
+    warnings.warn(
+        "sift.entity_graph.build_graph is now build_entity_graph "
+        "(sift.graphs.build_graph builds the harness); the old name goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return build_entity_graph(passages, limits)
 
 
 def graph_row(

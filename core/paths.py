@@ -44,15 +44,25 @@ def location_scheme(location: str) -> str:
 
 
 class SiftPaths(BaseSettings):
-    """The two locations sift reads from the environment (`SIFT_HOME`, `SIFT_STORE`)."""
+    """The two locations sift reads from the environment (`SIFT_HOME`, `SIFT_STORE`).
+
+    Named one by one: `SIFT_` is `HarnessConfig`'s prefix, and a prefix names one
+    settings class's variables (tests/test_settings_names.py)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="SIFT_", env_ignore_empty=True, extra="ignore", frozen=True
+        env_prefix="SIFT_PATHS_",
+        env_ignore_empty=True,
+        extra="ignore",
+        frozen=True,
+        populate_by_name=True,
     )
 
-    home: Path = Field(Path("~/.sift"), description="Folder of sift's own files.")
+    home: Path = Field(
+        Path("~/.sift"), validation_alias="SIFT_HOME", description="Folder of sift's own files."
+    )
     store: str | None = Field(
         None,
+        validation_alias="SIFT_STORE",
         description="The default store: a folder or a URL (weaviate://host:8080?collection="
         "Docs); None: the folder `store` under home.",
     )

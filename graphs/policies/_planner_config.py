@@ -244,7 +244,7 @@ class HeuristicPlannerConfig(BaseSettings):
     # (seeded by the question's entities and the best `graph_seed_chunks` chunks) by
     # weighted reciprocal rank fusion: the walk's list weighs `graph_weight` (0: off),
     # ranks counted from `graph_fusion_k`. Tuned on the hash-chosen half of the dev sets
-    # (benchmarks/results/entity_graph.md); the walk's own numbers are SIFT_GRAPH_*.
+    # (benchmarks/results/entity_graph.md); the walk's own numbers are SIFT_ENTITY_GRAPH_*.
     graph_weight: float = Field(default=1.0, ge=0.0)
     graph_seed_chunks: int = Field(default=3, ge=0)
     graph_fusion_k: int = Field(default=60, ge=1)

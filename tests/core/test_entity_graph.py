@@ -10,7 +10,7 @@ from sift.entity_graph import (
     EntityGraphConfig,
     EntityLimits,
     WalkLimits,
-    build_graph,
+    build_entity_graph,
     entity_key,
     passage_entities,
     question_entities,
@@ -80,7 +80,7 @@ def test_a_title_with_jr_is_also_the_name_without_it() -> None:
         "george nicholls",
     ]
     # The film's page, which writes "George Nicholls, Jr.", reaches his.
-    graph = build_graph(
+    graph = build_entity_graph(
         [
             ("chatterbox_0", "Chatterbox", "Chatterbox was directed by George Nicholls, Jr."),
             ("nicholls_0", "George Nicholls Jr.", "He was born in 1897."),
@@ -98,7 +98,7 @@ def test_a_subtitles_colon_is_not_part_of_the_key() -> None:
     assert question_entities("Who did Neil Patrick Harris voice in Batman Under the Red Hood?")[
         -1
     ] == entity_key("Batman: Under the Red Hood")
-    graph = build_graph(
+    graph = build_entity_graph(
         [
             ("film_0", "Batman: Under the Red Hood", "Neil Patrick Harris voices Nightwing."),
             ("other_0", "Batman", "Batman is a superhero."),
@@ -180,7 +180,7 @@ def test_japanese_question_entities_and_full_width_forms() -> None:
 
 
 def _toy() -> EntityGraph:
-    return build_graph(
+    return build_entity_graph(
         [
             ("signmark_0", "Signmark", "Signmark is a Finnish rapper born in Helsinki."),
             ("helsinki_0", "Helsinki", "Helsinki is the capital of Finland."),
@@ -249,7 +249,7 @@ def test_walk_seeded_by_found_chunks_excludes_them_and_scores_neighbours() -> No
 def test_walk_skips_entities_too_common_to_lead_anywhere() -> None:
     rows = [(f"c{i}_0", "", f"Alpha Corp met Beta{i} Group in 1999.") for i in range(40)]
     rows.append(("odd_0", "", "Gamma Works is unrelated."))
-    graph = build_graph(rows)
+    graph = build_entity_graph(rows)
     config = EntityGraphConfig(max_df_share=0.1, max_df_floor=5)
     walked = graph.walk(["alpha corp"], limits=config.walk_limits())
     assert walked.chunks == []  # in 40 of 41 chunks: not walked through
@@ -266,7 +266,7 @@ def test_walk_with_unknown_seeds_is_empty_and_frontier_bounds_it() -> None:
 
 
 def test_japanese_walk_links_a_person_to_the_tower_through_a_shared_name() -> None:
-    graph = build_graph(
+    graph = build_entity_graph(
         [
             ("a_0", "墨田区", "墨田区は東京都の特別区で、東京スカイツリーがある。"),
             ("b_0", "東京スカイツリー", "東京スカイツリーは電波塔である。設計は日建設計。"),
@@ -282,8 +282,8 @@ def test_japanese_walk_links_a_person_to_the_tower_through_a_shared_name() -> No
 
 
 def test_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SIFT_GRAPH_STEPS", "3")
-    monkeypatch.setenv("SIFT_GRAPH_RESTART", "0.5")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_STEPS", "3")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_RESTART", "0.5")
     config = EntityGraphConfig()
     assert config.walk_limits().steps == 3
     assert config.walk_limits().restart == 0.5
@@ -294,8 +294,8 @@ def test_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_no_limits_given_means_the_configurations_defaults(monkeypatch) -> None:
     # Every number is EntityGraphConfig's: an extraction or a walk given no limits uses
     # its defaults (not the environment's), and the limits carry no second copy.
-    monkeypatch.setenv("SIFT_GRAPH_CJK_MAX_CHARS", "3")
-    monkeypatch.setenv("SIFT_GRAPH_STEPS", "1")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_CJK_MAX_CHARS", "3")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_STEPS", "1")
     assert EntityGraphConfig().limits().cjk_max_chars == 3
     text = "東京スカイツリーは墨田区にある。"
     defaults = EntityGraphConfig.model_construct()

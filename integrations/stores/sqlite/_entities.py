@@ -14,7 +14,7 @@ write adds them in ascending order, so every live chunk below that rowid is in t
 `_SAVE_EVERY` new chunks during an ingest; the sidecar moves only after the bytes are
 fsynced, and the next append first cuts the file back to the sidecar's length, so a
 crash at any point costs re-extracting what came after the last save, never a wrong
-graph. A file of another extraction (another sift version, other `SIFT_GRAPH_*` limits,
+graph. A file of another extraction (another sift version, other `SIFT_ENTITY_GRAPH_*` limits,
 or another result on a fixed probe passage) is rebuilt from SQLite. Only the process
 holding the store's write lock writes the files.
 

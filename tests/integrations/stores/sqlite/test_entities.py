@@ -166,7 +166,7 @@ def test_a_torn_append_is_cut_off_and_other_limits_rebuild(
         assert "helsinki_0" in _ranked(store, "Where is Helsinki?")
     assert b"torn" not in (path / "entities.rows").read_bytes()
     # Rows made with other limits are made again.
-    monkeypatch.setenv("SIFT_GRAPH_MIN_SPAN_CHARS", "5")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_MIN_SPAN_CHARS", "5")
     with SqliteCorpus(path, entity_graph=True) as store:
         assert _index(store).extracted == len(PAGES) + 1
 
@@ -204,7 +204,7 @@ CHILD = textwrap.dedent(
     from sift.integrations.stores.sqlite._extractor import Extractor
     from sift.types import Document
 
-    if os.environ["SIFT_GRAPH_WORKER_MIN_CHUNKS"] == "1":
+    if os.environ["SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS"] == "1":
         # Each batch is answered by the worker before the write goes on: a write of 5
         # documents would otherwise end before the worker's imports, and not use it.
         submit = Extractor.submit
@@ -241,7 +241,7 @@ def test_sigkill_mid_ingest_leaves_a_graph_that_matches_sqlite(
     with errors.open("w") as sink:
         # With `worker`, every write's entities go through the worker process (the
         # default starts one only for writes of 2,048 documents or more).
-        env = {**os.environ, "SIFT_GRAPH_WORKER_MIN_CHUNKS": "1" if worker else "0"}
+        env = {**os.environ, "SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS": "1" if worker else "0"}
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
         done: list[int] = []
         assert proc.stdout is not None

@@ -68,7 +68,7 @@ def _patient(monkeypatch: pytest.MonkeyPatch) -> None:
 def _ingest(
     path: Path, monkeypatch: pytest.MonkeyPatch, min_chunks: int, *, patient: bool = True
 ) -> tuple[list, int]:
-    monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", str(min_chunks))
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", str(min_chunks))
     if patient and min_chunks:
         _patient(monkeypatch)
     with SqliteCorpus(path, embedder="hash", batch_docs=8, entity_graph=True) as store:
@@ -106,7 +106,7 @@ def test_a_rebuild_on_open_uses_the_worker(tmp_path: Path, monkeypatch: pytest.M
 
     expected, _ = _ingest(path, monkeypatch, 0)
     (path / "entities.json").unlink()
-    monkeypatch.setenv("SIFT_GRAPH_WORKER_MIN_CHUNKS", "1")
+    monkeypatch.setenv("SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS", "1")
     # The rebuild reads all its chunks in one batch: no worker, it would start too late.
     with SqliteCorpus(path, entity_graph=True) as store:
         assert _index(store).extracted == len(DOCS)
@@ -240,7 +240,7 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "SIFT_GRAPH_WORKER_MIN_CHUNKS": "1"},
+        env={**os.environ, "SIFT_ENTITY_GRAPH_WORKER_MIN_CHUNKS": "1"},
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
