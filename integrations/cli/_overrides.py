@@ -1,7 +1,9 @@
 """`--set KEY=VALUE`: any field of the harness's settings (`HarnessConfig`, e.g.
-`max_turns=6`) or of the heuristic planner's (`HeuristicPlannerConfig`, as
-`planner.<field>`, e.g. `planner.max_anchors=3`) from the command line, without a flag per
-field. The settings models validate every value; the environment still fills the rest.
+`max_turns=6`), of the heuristic planner's (`HeuristicPlannerConfig`, as
+`planner.<field>`, e.g. `planner.max_anchors=3`) or of the store's (`EmbeddedSettings` or
+`WeaviateSettings` by the store's kind, as `store.<option>`, e.g.
+`store.hybrid_candidates=200`) from the command line, without a flag per field. The
+settings models validate every value; the environment still fills the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
 ]
 
 PLANNER = "planner."
+STORE = "store."
 HELP = "help"
 
 
@@ -46,8 +49,9 @@ SetOption = Annotated[
     typer.Option(
         "--set",
         metavar="KEY=VALUE",
-        help="A harness setting (max_turns=6, deadline_s=30, search_mode=bm25) or a "
-        "planner setting (planner.max_anchors=3); repeatable. `--set help` lists them.",
+        help="A harness setting (max_turns=6, deadline_s=30, search_mode=bm25), a "
+        "planner setting (planner.max_anchors=3) or a store option "
+        "(store.hybrid_candidates=200); repeatable. `--set help` lists them.",
         callback=_list_settings,
         is_eager=True,
     ),
@@ -83,6 +87,25 @@ class Overrides:
 
     harness: dict[str, Any] = field(default_factory=dict)
     planner: dict[str, Any] = field(default_factory=dict)
+    # As given (text): which model checks them depends on the store they open.
+    store: dict[str, str | None] = field(default_factory=dict)
+
+    def store_options(self, location: str) -> dict[str, Any]:
+        """The `store.` values for the store at `location`, checked by its kind's
+        settings (a SettingError names a key that kind does not have, or a value it
+        refuses)."""
+        if not self.store:
+            return {}
+        model = _store_model(location)
+        raw = {k: "" if v is None else v for k, v in self.store.items()}
+        unknown = [k for k in self.store if k not in model.model_fields]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], list(model.model_fields), n=1)
+            guess = f"; did you mean {STORE + near[0]!r}?" if near else ""
+            raise SettingError(
+                f"--set {STORE}{unknown[0]}: not an option of this store ({model.__name__}){guess}"
+            )
+        return _validated(model, dict(self.store), STORE, raw)
 
     def harness_config(self) -> HarnessConfig:
         """HarnessConfig from the environment with these values on top."""
@@ -102,6 +125,20 @@ class Overrides:
             )
 
 
+def _store_model(location: str) -> type[BaseModel]:
+    from sift.paths import location_scheme
+
+    if location_scheme(location) in ("weaviate", "weaviates"):
+        from sift.integrations.stores.weaviate import WeaviateSettings
+
+        weaviate: type[BaseModel] = WeaviateSettings
+        return weaviate
+    from sift.integrations.stores.sqlite import EmbeddedSettings
+
+    embedded: type[BaseModel] = EmbeddedSettings
+    return embedded
+
+
 def valid_keys() -> list[str]:
     return [*_harness_model().model_fields, *(PLANNER + k for k in _planner_model().model_fields)]
 
@@ -117,10 +154,12 @@ def setting_lines() -> list[str]:
     """Each key as `key (type, default value)`: the declared default, which a `SIFT_*`
     variable of the environment may change."""
     lines = []
-    for prefix, model in (("", _harness_model()), (PLANNER, _planner_model())):
+    models = (("", _harness_model()), (PLANNER, _planner_model()), (STORE, _store_model("")))
+    for prefix, model in models:
         for name, info in model.model_fields.items():
             default = info.get_default(call_default_factory=True)
             lines.append(f"{prefix}{name} ({_type_name(info.annotation)}, default {default})")
+    lines.append(f"{STORE}<field> of WeaviateSettings for a weaviate:// store (docs/weaviate.md)")
     return lines
 
 
@@ -169,6 +208,7 @@ def parse_overrides(
     planner_fields = _planner_model().model_fields
     harness: dict[str, Any] = {}
     planner: dict[str, Any] = {}
+    store: dict[str, str | None] = {}
     raw: dict[str, dict[str, str]] = {"harness": {}, "planner": {}}
     for item in items or ():
         key, sep, text = item.partition("=")
@@ -181,6 +221,8 @@ def parse_overrides(
         elif key in harness_fields:
             harness[key] = _value(text)
             raw["harness"][key] = text
+        elif key.startswith(STORE) and len(key) > len(STORE):
+            store[key[len(STORE) :]] = _value(text)  # checked once the store is known
         else:
             raise _unknown(key, command)
     for name, value in flags.items():
@@ -196,4 +238,5 @@ def parse_overrides(
     return Overrides(
         harness=_validated(_harness_model(), harness, "", raw["harness"]),
         planner=_validated(_planner_model(), planner, PLANNER, raw["planner"]),
+        store=store,
     )

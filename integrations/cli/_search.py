@@ -41,7 +41,7 @@ from sift.integrations.cli._render import (
     say_nothing_matched,
 )
 from sift.integrations.ingest import iter_json_lines
-from sift.integrations.stores import open_store
+from sift.integrations.stores import default_store_location, open_store
 from sift.integrations.traceview import RolloutRun, TraceFolder, asearch_rollouts, write_trace_html
 from sift.protocols import Corpus, Policy
 
@@ -342,7 +342,9 @@ def register(app: typer.Typer) -> None:
                 overrides=overrides,
             )
         pages = _trace_pages(html, questions)
-        corpus = open_store(store, create=False)
+        corpus = open_store(
+            store, create=False, **overrides.store_options(store or default_store_location())
+        )
 
         def run(text: str, progress: EpisodeProgress | None) -> Any:
             return _run_one(

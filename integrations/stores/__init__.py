@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 from sift import open_store
 from sift.paths import default_store_location, default_store_path
@@ -38,16 +37,17 @@ def is_store(location: str | Path) -> bool:
 
 
 def open_embedded(location: str, **options: Any) -> SqliteCorpus:
-    """The embedded store in the folder `location` (a path or a `file://` URL). When
-    absent it is made by the first write (`create="on_write"`, the default here: reading
-    a path with no store is an error naming it); `create=True` makes it now, `False`
-    never."""
-    from sift.integrations.stores.sqlite import SqliteCorpus
+    """The embedded store in the folder `location` (a path, or a `file://` or
+    `sqlite://` URL whose query names options: `sqlite:///data/store?vector_index=ann`).
+    Its options come from `options`, then the URL, then the environment
+    (`SIFT_EMBEDDED_<OPTION>`; `EmbeddedSettings`). When absent it is made by the first
+    write (`create="on_write"`, the default here: reading a path with no store is an
+    error naming it); `create=True` makes it now, `False` never."""
+    from sift.integrations.stores.sqlite import SqliteCorpus, split_location
 
-    if location.startswith("file://"):
-        location = unquote(urlsplit(location).path)
-    options.setdefault("create", "on_write")
-    return SqliteCorpus(Path(location).expanduser(), **options)
+    folder, resolved = split_location(location, options)
+    resolved.setdefault("create", "on_write")
+    return SqliteCorpus(Path(folder).expanduser(), **resolved)
 
 
 def open_weaviate(location: str, **options: Any) -> WeaviateCorpus:

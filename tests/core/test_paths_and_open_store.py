@@ -104,7 +104,7 @@ def test_unknown_scheme_lists_the_registered_ones(tmp_path: Path) -> None:
         open_store("elastic://localhost:9200/docs")
     message = str(info.value)
     assert "no store for elastic://" in message
-    assert "registered schemes: file, weaviate, weaviates" in message
+    assert "registered schemes: file, sqlite, weaviate, weaviates" in message
 
 
 def test_the_package_root_loads_no_adapter_until_a_store_is_opened() -> None:

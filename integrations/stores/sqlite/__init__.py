@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from sift.integrations.stores.sqlite._schema import DB_NAME
+from sift.integrations.stores.sqlite._settings import EmbeddedSettings, split_location
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
-__all__ = ["SqliteCorpus", "is_store"]
+__all__ = ["EmbeddedSettings", "SqliteCorpus", "is_store", "split_location"]
 
 
 def is_store(path: str | Path) -> bool:

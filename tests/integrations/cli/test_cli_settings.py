@@ -11,6 +11,7 @@ import pytest
 
 from sift.graphs import HarnessConfig
 from sift.graphs.policies import HeuristicPlannerConfig
+from sift.integrations.stores.sqlite import EmbeddedSettings
 
 QUESTION = "Where was the designer of the Basalt Bridge born?"
 
@@ -90,7 +91,36 @@ def test_unknown_keys_suggest_the_nearest_and_set_help_lists_every_one(sift, sto
     assert keys == [
         *HarnessConfig.model_fields,
         *(f"planner.{name}" for name in HeuristicPlannerConfig.model_fields),
+        *(f"store.{name}" for name in EmbeddedSettings.model_fields),
+        "store.<field> of WeaviateSettings for a weaviate:// store",
     ]
+
+
+def test_store_options_reach_the_store(sift, store: Path) -> None:
+    """`--set store.<option>` opens the store with it: a query limit of 10 characters
+    refuses the question, naming the limit; a key this kind of store lacks, or a value
+    it refuses, is one line naming it."""
+    run = sift(
+        "search",
+        "--store",
+        str(store),
+        "--single-shot",
+        "--set",
+        "store.max_query_chars=10",
+        QUESTION,
+    )
+    assert run.returncode != 0 and "10" in run.stderr, run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert _episode(sift, store, "--single-shot", "--set", "store.max_query_chars=200")["evidence"]
+    err = _error(sift, store, "--set", "store.hybrid_candidate=5")
+    assert (
+        "store.hybrid_candidate: not an option of this store (EmbeddedSettings); did you mean "
+        "'store.hybrid_candidates'?" in err
+    )
+    err = _error(sift, store, "--set", "store.vector_index=faiss")
+    assert "--set store.vector_index='faiss': Input should be 'auto', 'exact' or 'ann'" in err
+    # A Weaviate option on an embedded store is not one of its options.
+    assert "not an option of this store" in _error(sift, store, "--set", "store.tenant=t1")
 
 
 @pytest.mark.parametrize(
