@@ -23,6 +23,7 @@ import pytest
 from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
 from sift.integrations.stores import open_store
 from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite._filtering import field_rows
 from sift.integrations.stores.sqlite.testing import failing_lexical_catch_up, reset_lexical_index
 from sift.types import Document
 
@@ -217,7 +218,8 @@ CHILD = textwrap.dedent(
     for batch in range(10_000):
         items = [
             Document(id=f"c{batch}-{i}", title=f"Doc {batch} {i}",
-                     text=f"Marker{batch}x{i} opens. {body}")
+                     text=f"Marker{batch}x{i} opens. {body}",
+                     metadata={"batch": batch, "tags": ["川", f"t{i}"]})
             for i in range(5)
         ]
         store.upsert(items)
@@ -288,6 +290,17 @@ def _check_whole(path: Path) -> SqliteCorpus:
     ).fetchone()[0]
     assert orphans == 0
     (vectors,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
+    # The rows filters are answered from are the documents' metadata, no more, no less.
+    (orphan_fields,) = conn.execute(
+        "SELECT count(*) FROM fields f LEFT JOIN documents d ON d.id = f.doc WHERE d.id IS NULL"
+    ).fetchone()
+    assert orphan_fields == 0
+    for doc, metadata in conn.execute("SELECT id, metadata FROM documents"):
+        rows = conn.execute(
+            "SELECT doc, name, kind, value, text, listed FROM fields WHERE doc = ? ORDER BY rowid",
+            (doc,),
+        ).fetchall()
+        assert rows == field_rows(doc, json.loads(metadata))
     conn.close()
     stats = store.stats()
     assert stats.chunks == vectors == stats.extra["lexical_chunks"] == stats.extra["vector_chunks"]
@@ -304,6 +317,8 @@ def test_killed_around_the_index_commit_loses_nothing(tmp_path: Path, mode: str)
     assert store.stats().documents == 5
     hit = store.search("Marker0x3", k=1, mode="bm25")
     assert hit and hit[0].chunk.doc_id == "c0-3"
+    hits = store.search("Marker0x3 rivers", k=10, mode="hybrid", filters={"tags": "t3"})
+    assert {h.chunk.doc_id for h in hits} == {"c0-3"}
     store.close()
 
 
