@@ -119,6 +119,7 @@ def register(app: typer.Typer) -> None:
         chosen = parse_modes(modes)
         overrides = parse_overrides(settings, command="eval", top_k=top_k)
         overrides.require_planner_policy(policy)
+        overrides.refuse_store("eval")
         harness = overrides.harness_config()
         require_matplotlib()
         config = EvalConfig(

@@ -39,7 +39,7 @@ def _list_settings(ctx: typer.Context, values: list[str] | None) -> list[str] | 
     """`--set help`: the keys, one a line on stdout, and exit 0 before anything else
     of the command (its question or dataset) is asked for."""
     if values and any(v.strip().lower() == HELP for v in values) and not ctx.resilient_parsing:
-        typer.echo("\n".join(setting_lines()))
+        typer.echo("\n".join(setting_lines(store=ctx.info_name == "search")))
         raise typer.Exit()
     return values
 
@@ -117,6 +117,15 @@ class Overrides:
         """HeuristicPlannerConfig with these values on top of its defaults."""
         return _planner_model()(**self.planner)
 
+    def refuse_store(self, command: str) -> None:
+        """For a command that makes its own stores: `store.` keys would do nothing."""
+        if self.store:
+            key = STORE + next(iter(self.store))
+            raise SettingError(
+                f"--set {key}: sift {command} makes its own stores; store options apply "
+                "to sift search"
+            )
+
     def require_planner_policy(self, policy: str) -> None:
         if self.planner and policy != "heuristic":
             keys = ", ".join(PLANNER + k for k in self.planner)
@@ -150,16 +159,22 @@ def _type_name(annotation: Any) -> str:
     return name if isinstance(name, str) and get_origin(annotation) is None else str(annotation)
 
 
-def setting_lines() -> list[str]:
+def setting_lines(*, store: bool = True) -> list[str]:
     """Each key as `key (type, default value)`: the declared default, which a `SIFT_*`
-    variable of the environment may change."""
+    variable of the environment may change; `store`: the store's options too (the
+    commands that open a store by its location)."""
     lines = []
-    models = (("", _harness_model()), (PLANNER, _planner_model()), (STORE, _store_model("")))
+    models = [("", _harness_model()), (PLANNER, _planner_model())]
+    if store:
+        models.append((STORE, _store_model("")))
     for prefix, model in models:
         for name, info in model.model_fields.items():
             default = info.get_default(call_default_factory=True)
             lines.append(f"{prefix}{name} ({_type_name(info.annotation)}, default {default})")
-    lines.append(f"{STORE}<field> of WeaviateSettings for a weaviate:// store (docs/weaviate.md)")
+    if store:
+        lines.append(
+            f"{STORE}<field> of WeaviateSettings for a weaviate:// store (docs/weaviate.md)"
+        )
     return lines
 
 

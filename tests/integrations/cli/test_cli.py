@@ -257,7 +257,7 @@ def test_foreign_folder_and_incompatible_store_are_refused_untouched(
 def test_unknown_store_scheme_lists_the_registered_ones(sift) -> None:
     run = sift("search", "--store", "elastic://localhost:9200", "--single-shot", "river")
     assert run.returncode == 2 and run.stderr.count("\n") == 1
-    assert "registered schemes: file, weaviate, weaviates" in run.stderr
+    assert "registered schemes: file, sqlite, weaviate, weaviates" in run.stderr
 
 
 def test_demo_answers_its_two_hop_question_offline(sift, home: Path) -> None:

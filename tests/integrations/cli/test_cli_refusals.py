@@ -13,6 +13,7 @@ import pytest
 
 from sift.graphs import HarnessConfig
 from sift.graphs.policies import HeuristicPlannerConfig
+from sift.integrations.stores.sqlite import EmbeddedSettings
 
 
 def _one_line(run) -> str:
@@ -239,9 +240,12 @@ def test_set_help_lists_every_key_one_a_line(sift, command: tuple[str, ...]) -> 
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     keys = [line.split(" (", 1)[0] for line in lines]
+    store = [f"store.{name}" for name in EmbeddedSettings.model_fields]
+    store.append("store.<field> of WeaviateSettings for a weaviate:// store")
     assert keys == [
         *HarnessConfig.model_fields,
         *(f"planner.{name}" for name in HeuristicPlannerConfig.model_fields),
+        *(store if command == ("search",) else []),  # eval makes its own stores
     ]
     assert "max_turns (int, default 10)" in lines
     assert "search_mode (hybrid|bm25|dense, default hybrid)" in lines
