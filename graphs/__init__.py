@@ -13,9 +13,11 @@ Public API
   checkpointer can interrupt and resume an episode.
 - `asearch(question, corpus, *, policy=None, config=None, filters=None, top_k=None,
   rollouts=1, on_event=None)` and its synchronous twin `search(...)`: a `SearchResult`.
-- `single_shot(question, corpus, *, top_k=30, mode="hybrid", filters=None)`: the
-  one-search baseline, a `SearchResult` with mode "single_shot".
-- `merge_rollouts(question, results, *, rrf_k=60, top_k=30)`: reciprocal rank fusion.
+- `single_shot(question, corpus, *, config=None, top_k=None, mode=None, filters=None)`:
+  the one-search baseline, a `SearchResult` with mode "single_shot"; like `asearch` it
+  takes the run's `HarnessConfig` (`top_k`, `search_mode`, `single_shot_graph_weight`).
+- `merge_rollouts(question, results, *, rrf_k=None, top_k=None)`: reciprocal rank
+  fusion (None: `HarnessConfig`'s `rrf_k` and `top_k`).
 - `HeuristicPlanner` (the default policy) and `HeuristicPlannerConfig` (its settings,
   env `SIFT_PLANNER_<FIELD>`); `ScriptedPolicy` (tests).
 

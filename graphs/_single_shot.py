@@ -34,18 +34,22 @@ def single_shot(
     question: str,
     corpus: Corpus,
     *,
-    top_k: int = 30,
-    mode: SearchMode = "hybrid",
+    config: HarnessConfig | None = None,
+    top_k: int | None = None,
+    mode: SearchMode | None = None,
     filters: Any = None,
 ) -> SearchResult:
     """The baseline: one `corpus.search(question, k=top_k, mode=mode)`, as a SearchResult.
 
+    `config` is the run's settings, as `asearch` takes them (None: `HarnessConfig()`,
+    environment included); `top_k` and `mode` default to its `top_k` and `search_mode`.
     Over a corpus that keeps the entity graph (`EntityGraphCorpus.entity_graph`), the
     search's list is fused with a walk from the question's entities and the search's
-    best hits (`HarnessConfig.single_shot_graph_weight`, 0: off); a chunk the walk
-    reached says so in its justification and its `found_by` (`entity_graph`, through
-    which entity)."""
-    config = from_environment(HarnessConfig)
+    best hits (`single_shot_graph_weight`, 0: off); a chunk the walk reached says so in
+    its justification and its `found_by` (`entity_graph`, through which entity)."""
+    config = config if config is not None else from_environment(HarnessConfig)
+    top_k = config.top_k if top_k is None else top_k
+    mode = config.search_mode if mode is None else mode
     question = check_question(question, config.max_question_chars)
     if top_k < 1:
         raise ValueError(f"top_k must be a positive integer; got {top_k!r}")

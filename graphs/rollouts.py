@@ -1,5 +1,5 @@
 """Independent rollouts of one question merged by reciprocal rank fusion (Context-1's
-"4x": N runs, RRF with k = 60, top 30)."""
+"4x": N runs fused by RRF; `HarnessConfig.rrf_k` and `top_k`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from sift.config import HarnessConfig, from_environment
 from sift.fusion import rrf_scores
 from sift.types import Evidence, FoundBy, SearchResult, TurnTrace, Usage
 
@@ -20,13 +21,22 @@ def fork_policy(policy: Any, seed: int) -> Any:
 
 
 def merge_rollouts(
-    question: str, results: Sequence[SearchResult], *, rrf_k: int = 60, top_k: int = 30
+    question: str,
+    results: Sequence[SearchResult],
+    *,
+    rrf_k: int | None = None,
+    top_k: int | None = None,
 ) -> SearchResult:
     """Fuses the rollouts' evidence lists by reciprocal rank fusion (`rrf_scores` with
     constant `rrf_k`, every rollout weighing 1). Provenance is the union; the justification is the
     one from the rollout that ranked the chunk best. Usage is summed (peak: the maximum)."""
     if not results:
         raise ValueError("merge_rollouts needs at least one rollout result")
+    if rrf_k is None or top_k is None:
+        # The run's settings decide; these are HarnessConfig's (environment included).
+        settings = from_environment(HarnessConfig)
+        rrf_k = settings.rrf_k if rrf_k is None else rrf_k
+        top_k = settings.top_k if top_k is None else top_k
     fused = rrf_scores(((1.0, [e.chunk_id for e in r.evidence]) for r in results), rrf_k)
     best: dict[str, tuple[int, Evidence]] = {}
     provenance: dict[str, list[FoundBy]] = {}

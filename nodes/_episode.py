@@ -112,8 +112,9 @@ class Episode(BaseModel):
     # The settings of this run (context, configurable and input keys resolved at start).
     config: HarnessConfig = Field(default_factory=HarnessConfig)
     filters: Filter | None = None
-    top_k: int = 30
-    max_turns: int = 10
+    # The run's, unless the input says otherwise (`_start`): never a second default.
+    top_k: int = Field(default_factory=lambda data: data["config"].top_k)
+    max_turns: int = Field(default_factory=lambda data: data["config"].max_turns)
     deadline: float | None = None  # wall-clock epoch (time.time())
     entries: list[Entry] = Field(default_factory=list)
     seen: dict[str, SeenChunk] = Field(default_factory=dict)

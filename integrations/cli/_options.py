@@ -46,7 +46,10 @@ SingleShotOption = Annotated[
         "store's entity graph when it keeps one (sift index --entity-graph).",
     ),
 ]
-ModeOption = Annotated[str, typer.Option(help="Single-shot mode: hybrid, bm25 or dense.")]
+ModeOption = Annotated[
+    str | None,
+    typer.Option(help="Single-shot mode: hybrid, bm25 or dense (default: search_mode, hybrid)."),
+]
 QuestionsOption = Annotated[
     Path | None,
     typer.Option("--questions", help="Batch: JSONL of {id, question}; one JSON line out each."),

@@ -134,7 +134,7 @@ async def _run_one(
     corpus: Corpus,
     *,
     single_shot: bool,
-    mode: ModeName,
+    mode: ModeName | None,
     config: HarnessConfig,
     filters: Filter | None,
     policy: Policy | None,
@@ -146,7 +146,7 @@ async def _run_one(
 
     if single_shot:
         result = await asyncio.to_thread(
-            graphs.single_shot, question, corpus, top_k=config.top_k, mode=mode, filters=filters
+            graphs.single_shot, question, corpus, config=config, mode=mode, filters=filters
         )
         return RolloutRun(fused=result)
     try:
@@ -303,7 +303,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         top_k: TopKOption = None,
         single_shot: SingleShotOption = False,
-        mode: ModeOption = "hybrid",
+        mode: ModeOption = None,
         questions: QuestionsOption = None,
         filters: FilterOption = None,
         policy: PolicyOption = "heuristic",
@@ -319,7 +319,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the store: agentic multi-step search by default."""
 
-        if mode not in ("hybrid", "bm25", "dense"):
+        if mode is not None and mode not in ("hybrid", "bm25", "dense"):
             raise typer.BadParameter(f"--mode {mode!r}: valid modes are hybrid, bm25, dense")
         if policy not in ("heuristic", "ollama"):
             raise typer.BadParameter(f"--policy {policy!r}: valid policies are heuristic, ollama")

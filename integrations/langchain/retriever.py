@@ -27,6 +27,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
+from sift.config import from_environment
 from sift.graphs import HarnessConfig, asearch, search, single_shot
 from sift.types import SearchMode, SearchResult
 
@@ -41,10 +42,14 @@ class SiftRetriever(BaseRetriever):
     corpus: Any = Field(description="A sift Corpus, e.g. sift.open_store(path).")
     policy: Any = Field(default=None, description="A sift Policy; None: the heuristic planner.")
     config: HarnessConfig | None = Field(default=None, description="Harness limits.")
-    k: int = Field(default=30, ge=1, description="Documents returned (the evidence top_k).")
+    k: int | None = Field(
+        default=None, ge=1, description="Documents returned (None: the config's top_k)."
+    )
     filters: Any = Field(default=None, description="Metadata filter (sift.Filter short form).")
     mode: Literal["agentic", "single_shot"] = "agentic"
-    search_mode: SearchMode = Field(default="hybrid", description="Single-shot search mode.")
+    search_mode: SearchMode | None = Field(
+        default=None, description="Single-shot search mode (None: the config's search_mode)."
+    )
     rollouts: int = Field(default=1, ge=1, description="Independent rollouts merged by RRF.")
 
     def _options(self, kwargs: dict[str, Any]) -> tuple[int, Any]:
@@ -54,6 +59,8 @@ class SiftRetriever(BaseRetriever):
                 f"SiftRetriever got unknown arguments {sorted(unknown)}; it accepts k and filters"
             )
         k = kwargs.get("k", self.k)
+        if k is None:
+            k = (self.config or from_environment(HarnessConfig)).top_k
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer; got {k!r}")
         return k, kwargs.get("filters", self.filters)
@@ -80,7 +87,9 @@ class SiftRetriever(BaseRetriever):
         ]
 
     def _single_shot(self, query: str, k: int, filters: Any) -> SearchResult:
-        return single_shot(query, self.corpus, top_k=k, mode=self.search_mode, filters=filters)
+        return single_shot(
+            query, self.corpus, config=self.config, top_k=k, mode=self.search_mode, filters=filters
+        )
 
     def _options_of_episode(self, k: int, filters: Any) -> dict[str, Any]:
         return {
@@ -139,7 +148,7 @@ class SiftRetriever(BaseRetriever):
             self.corpus,
             policy=self.policy,
             config=self.config,
-            top_k=self.k,
+            top_k=self._options({})[0],
             filters=self.filters,
             rollouts=self.rollouts,
             name=name or "sift_search",

@@ -153,3 +153,26 @@ def test_a_bad_environment_value_names_its_variable(sift, store: Path, monkeypat
 def test_planner_settings_need_the_planner(sift, store: Path) -> None:
     err = _error(sift, store, "--policy", "ollama", "--set", "planner.max_anchors=3")
     assert "planner settings apply to --policy heuristic, not ollama" in err
+
+
+def test_the_cli_passes_set_to_single_shot(sift, tmp_path: Path) -> None:
+    """`--single-shot` takes `--set` like an episode (it read only the environment)."""
+    from sift.integrations.stores.sqlite import SqliteCorpus
+    from tests.graphs.test_single_shot_graph import EN, PAGES
+
+    path = tmp_path / "cli"
+    with SqliteCorpus(path, embedder="hash", entity_graph=True) as corpus:
+        corpus.upsert(PAGES)
+
+    def run(*args: str) -> dict:
+        done = sift("search", "--store", str(path), "--single-shot", "--json", "-q", *args, EN)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    default = run("--top-k", "5")
+    assert [c["tool"] for c in default["trace"][0]["calls"]] == ["search_corpus", "entity_graph"]
+    off = run("--set", "single_shot_graph_weight=0", "--set", "top_k=2")
+    assert [c["tool"] for c in off["trace"][0]["calls"]] == ["search_corpus"]
+    assert len(off["evidence"]) == 2
+    bm25 = run("--set", "search_mode=bm25")
+    assert "single bm25 search" in bm25["evidence"][0]["justification"]
