@@ -7,16 +7,21 @@ modules: the points at which crash and recovery tests interrupt a `SqliteCorpus`
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 from sift.integrations.stores.sqlite import _derived
+from sift.integrations.stores.sqlite._filtering import field_rows
 from sift.integrations.stores.sqlite._open import materialise
 from sift.integrations.stores.sqlite._store import SqliteCorpus
 
 __all__ = [
     "failing_lexical_catch_up",
+    "fields_out_of_step",
     "interrupt_index_commit",
     "reset_lexical_index",
 ]
@@ -73,3 +78,28 @@ def failing_lexical_catch_up(error: BaseException) -> Iterator[None]:
         yield
     finally:
         _derived._Lexical.catch_up = catch_up  # type: ignore[method-assign]
+
+
+def fields_out_of_step(db: Path) -> list[str]:
+    """The documents of the store file `db` whose filter rows (`fields`) are not those
+    of their metadata, and "orphan rows" when rows name no document: empty when the
+    two agree, as every committed transaction must leave them."""
+    conn = sqlite3.connect(db)
+    try:
+        wrong: list[str] = []
+        (orphans,) = conn.execute(
+            "SELECT count(*) FROM fields f LEFT JOIN documents d ON d.id = f.doc WHERE d.id IS NULL"
+        ).fetchone()
+        if orphans:
+            wrong.append("orphan rows")
+        for doc, doc_id, metadata in conn.execute("SELECT id, doc_id, metadata FROM documents"):
+            rows = conn.execute(
+                "SELECT doc, name, kind, value, text, listed FROM fields WHERE doc = ? "
+                "ORDER BY rowid",
+                (doc,),
+            ).fetchall()
+            if rows != field_rows(doc, json.loads(metadata)):
+                wrong.append(doc_id)
+        return wrong
+    finally:
+        conn.close()
