@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift.errors import InvalidQueryError
+from sift.fusion import RRF_K
 from sift.types import SearchMode
 
 __all__ = ["HarnessConfig", "check_question", "from_environment"]
@@ -197,7 +198,7 @@ class HarnessConfig(BaseSettings):
         "from the rest of the process.",
     )
     fallback_rrf_k: int = Field(
-        60,
+        RRF_K,
         ge=1,
         description="Rank fusion constant of the fallback ranking (surfacing order fused "
         "with relevance) used when an episode ends without a final list.",
@@ -209,7 +210,7 @@ class HarnessConfig(BaseSettings):
         0.75, ge=0, le=1, description="BM25 b of the default no-model reranker (length norm)."
     )
     rollout_concurrency: int = Field(4, ge=1, le=64, description="Rollouts run at once.")
-    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant of rollouts.")
+    rrf_k: int = Field(RRF_K, ge=1, description="Reciprocal rank fusion constant of rollouts.")
 
     @model_validator(mode="after")
     def _tiers_in_order(self) -> HarnessConfig:

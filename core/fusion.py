@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_FUSION",
     "FUSIONS",
+    "RRF_K",
     "check_alpha",
     "check_fusion",
     "default_alpha",
@@ -38,6 +39,11 @@ DEFAULT_ALPHA = 0.5
 # BM25 on both sets it was measured on (HotpotQA, MuSiQue).
 # Embedders not measured there (Ollama models, hash) keep DEFAULT_ALPHA, Weaviate's default.
 ALPHA_BY_EMBEDDER = {"static": 0.1, "minilm": 0.4}
+
+# Reciprocal rank fusion's constant (Cormack et al. 2009), the default of every fusion
+# that takes one: the stores' rrf hybrid, HarnessConfig's rrf_k (rollouts) and
+# fallback_rrf_k, the planner's question and graph fusions.
+RRF_K = 60
 
 Key = TypeVar("Key", bound=Hashable)
 Ranked = Sequence[tuple[Key, float]]
@@ -77,7 +83,7 @@ def relative_score_fusion(
 
 
 def rrf_fusion(
-    dense: Ranked[Key], lexical: Ranked[Key], alpha: float, *, k: int = 60
+    dense: Ranked[Key], lexical: Ranked[Key], alpha: float, *, k: int = RRF_K
 ) -> list[tuple[Key, float]]:
     """Weighted reciprocal rank fusion: `alpha / (k + rank_dense) + (1 - alpha) /
     (k + rank_lexical)`, ranks from 1; scores alone are ignored."""

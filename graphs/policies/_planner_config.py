@@ -13,6 +13,8 @@ from functools import lru_cache
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sift.fusion import RRF_K
+
 __all__ = ["HeuristicPlannerConfig", "TextLimits", "Weights", "default_text_limits"]
 
 
@@ -129,7 +131,7 @@ class HeuristicPlannerConfig(BaseSettings):
     # counted from `question_fusion_k`) with the order of the question's own search, so
     # that what one plain search ranks high is not dropped (0: the planner's alone).
     question_search_weight: float = Field(default=0.0, ge=0.0)
-    question_fusion_k: int = Field(default=60, ge=1)
+    question_fusion_k: int = Field(default=RRF_K, ge=1)
     # A question of one place by its shape (no comparison, no chain of relations) that
     # the first search did not cover gets this many rounds in all (the plain search,
     # then its entities and words), not the hops of a multi-hop question; its final list
@@ -247,7 +249,7 @@ class HeuristicPlannerConfig(BaseSettings):
     # (benchmarks/results/entity_graph.md); the walk's own numbers are SIFT_ENTITY_GRAPH_*.
     graph_weight: float = Field(default=1.0, ge=0.0)
     graph_seed_chunks: int = Field(default=3, ge=0)
-    graph_fusion_k: int = Field(default=60, ge=1)
+    graph_fusion_k: int = Field(default=RRF_K, ge=1)
     # Each later round also searches this many bridge names ranked by that walk.
     graph_bridges: int = Field(default=0, ge=0)
     # A forked rollout scales the title, coverage and link weights by a random factor in
