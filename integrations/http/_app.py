@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic import SecretStr
 
 import sift
@@ -22,8 +23,8 @@ from sift.integrations.guards import HostGuard
 from sift.integrations.http import _dify, _documents, _native, _ops, _ui
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._deps import Service
-from sift.integrations.http._errors import install_handlers
-from sift.integrations.http._limits import BodyLimit
+from sift.integrations.http._errors import ApiError, install_handlers
+from sift.integrations.http._limits import BodyLimit, Shed
 from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._native import DocumentsRequest
 from sift.integrations.http._settings import ApiKey, ServerSettings
@@ -202,6 +203,23 @@ async def _sweep_idle(svc: Service) -> None:
             log.exception("closing idle collections failed")
 
 
+# The searches: refused before parsing when the queue is full (`Shed`).
+_SEARCH_PATHS = ("/retrieval", "/v1/search")
+
+
+def _accepts(auth: Authenticator) -> Callable[[str | None], bool]:
+    """Whether an Authorization header value names a valid key (or none is needed)."""
+
+    def accepts(header: str | None) -> bool:
+        try:
+            auth.identify(header)
+        except ApiError:
+            return False
+        return True
+
+    return accepts
+
+
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """A FastAPI app serving sift; mount it in another ASGI app or run it with uvicorn.
 
@@ -248,6 +266,21 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         ingest_limit=settings.max_ingest_bytes,
         idle_timeout_s=settings.body_idle_timeout_s,
         total_timeout_s=settings.body_timeout_s,
+    )
+    # Searches that find the queue full are refused before anything parses them; the
+    # metrics name them by their routes as any other answer.
+    search_routes = {
+        route.path: route
+        for router in ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        and route.path in _SEARCH_PATHS
+        and "POST" in (route.methods or ())
+    }
+    if len(search_routes) != len(_SEARCH_PATHS):
+        raise RuntimeError(f"search routes moved: update _SEARCH_PATHS {_SEARCH_PATHS}")
+    app.add_middleware(
+        Shed, admission=svc.admission, authorized=_accepts(svc.auth), routes=search_routes
     )
     app.add_middleware(_Observe, metrics=svc.metrics)
     if svc.auth.anonymous:

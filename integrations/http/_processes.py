@@ -70,10 +70,6 @@ _START_TIMEOUT_S = 120.0
 _COMMAND = "from sift.integrations.http._processes import serve; serve()"
 # What a request that stopped waiting sends its search process.
 _ABANDON = signal.SIGUSR1
-# Search processes yield the CPU to the service's own process when both want it: its
-# event loop admits, times out and answers every request, and at full load (every
-# search process busy) a starved loop made answers late past their deadlines.
-_NICE = 5
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -433,9 +429,8 @@ def serve() -> None:
     requests, answers = child_pipes()
     sender = _Sender(answers)
     signal.signal(_ABANDON, _on_abandon)
-    with contextlib.suppress(OSError):
-        os.nice(_NICE)
     settings, level = pickle.loads(requests.recv_bytes())
+    _yield_to_the_service(settings.search_nice)
     root = logging.getLogger()
     root.addHandler(_Forward(sender))
     root.setLevel(logging.WARNING)
@@ -468,6 +463,15 @@ def serve() -> None:
         for _, corpus, _ in opened.values():
             with contextlib.suppress(Exception):
                 corpus.close()
+
+
+def _yield_to_the_service(nice: int) -> None:
+    """Lowers this process's priority by `nice` (`ServerSettings.search_nice`, 5 by
+    default): when every core is busy, the service's own process, whose event loop
+    admits, times out and answers every request, goes first."""
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
 
 
 def _corpus(

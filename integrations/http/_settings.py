@@ -256,6 +256,16 @@ class ServerSettings(BaseSettings):
         "on 2 cores or more, else 0. 0 runs searches on worker threads of the service "
         "(one core, and the event loop shares it).",
     )
+    search_nice: int = Field(
+        default=5,
+        ge=0,
+        le=19,
+        description="Niceness added to the search processes: when every core is busy, the "
+        "service's own process (its event loop answers every request, /healthz and 429s "
+        "included) goes first. It also gives every other program on the machine the "
+        "same lead over searches: 0 where the cores are shared and throughput matters "
+        "more than the service's latency under overload.",
+    )
     queue_size: int = Field(
         default=64, ge=0, le=100_000, description="Requests that may wait for a working slot."
     )

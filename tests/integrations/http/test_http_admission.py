@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import httpx
 import pytest
 
@@ -298,3 +299,87 @@ def test_a_warm_service_freezes_its_heap(store_root: Path, start_server: Any, fr
             assert client.post("/retrieval", json=_retrieval()).status_code == 200
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("search_processes", [0, 1])
+def test_requests_need_none_of_anyios_worker_threads(
+    store_root: Path, start_server: Any, search_processes: int
+) -> None:
+    # A plain-function dependency runs on anyio's worker threads (40 at most): under a
+    # burst every request queued for them, /healthz too (p99 199 ms at 200 clients,
+    # issue 42). With every one of those threads taken, health, a refused key and
+    # searches (agentic and single-shot) still answer: none of them waits for one.
+    app = _app(store_root, max_concurrency=1, queue_size=0, search_processes=search_processes)
+    held: list[object] = []
+
+    async def take_every_thread() -> dict[str, int]:
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        while limiter.available_tokens:
+            borrower = object()
+            limiter.acquire_on_behalf_of_nowait(borrower)
+            held.append(borrower)
+        return {"taken": len(held)}
+
+    async def give_them_back() -> dict[str, int]:
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        for borrower in held:
+            limiter.release_on_behalf_of(borrower)
+        return {"given_back": len(held)}
+
+    app.add_api_route("/test/take-threads", take_every_thread, methods=["POST"])
+    app.add_api_route("/test/give-threads", give_them_back, methods=["POST"])
+    url = start_server(app)
+    with _client(url) as client, keyed_client(url, "not-the-key-0123") as stranger:
+        _wait_until(lambda: client.get("/readyz").status_code == 200, "ready")
+        assert client.post("/test/take-threads").json()["taken"] > 0
+        try:
+            health = client.get("/healthz")
+            refused = stranger.post("/retrieval", json=_retrieval())
+            agentic = client.post("/retrieval", json=_retrieval())
+            quick = client.post(
+                "/v1/search",
+                json={"collection": "docs", "question": QUESTION, "mode": "single_shot"},
+            )
+        finally:
+            client.post("/test/give-threads")
+    assert health.status_code == 200
+    assert refused.status_code == 403
+    assert agentic.status_code == 200 and agentic.json()["records"]
+    assert quick.status_code == 200 and quick.json()["evidence"]
+
+
+def test_a_search_that_finds_the_queue_full_is_refused_before_its_body_is_read(
+    store_root: Path, start_server: Any, gate: Any, ollama: Any
+) -> None:
+    # The cheapest answer to the request the service cannot take: no routing, no body
+    # parsed (a body the service would refuse as invalid gets the same 429), counted
+    # under its route. A bad key and Dify's registration probe (no body) still get
+    # their own answers.
+    app = _app(store_root, max_concurrency=1, queue_size=0)
+    url = start_server(app)
+    with (
+        ThreadPoolExecutor(2) as pool,
+        _client(url) as client,
+        keyed_client(url, "not-the-key-0123") as stranger,
+    ):
+        holder = _hold_the_slot(url, pool, client, gate)
+        try:
+            full = client.post("/retrieval", json=_retrieval())
+            unparsed = client.post("/retrieval", json={"knowledge_id": 5})
+            native = client.post("/v1/search", json={"collection": "docs", "question": QUESTION})
+            refused = stranger.post("/retrieval", json=_retrieval())
+            probe = client.post("/retrieval")
+        finally:
+            gate.open()
+        assert holder.result(timeout=60).status_code == 200
+        metrics = client.get("/metrics").text
+    for answer in (full, unparsed, native):
+        assert answer.status_code == 429, answer.text
+        assert answer.json()["error_code"] == 4290
+        assert "queue is full" in answer.json()["error_msg"]
+        assert answer.headers["Retry-After"] == "3"
+    assert refused.status_code == 403
+    assert probe.status_code == 200 and probe.json() == {"records": []}
+    assert 'sift_admission_rejected_total{reason="queue_full"} 3.0' in metrics
+    assert 'sift_http_requests_total{method="POST",route="/retrieval",status="429"} 2.0' in metrics
+    assert 'sift_http_requests_total{method="POST",route="/v1/search",status="429"} 1.0' in metrics

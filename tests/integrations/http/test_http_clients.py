@@ -176,7 +176,7 @@ def test_n8n_sub_workflow_feeds_the_workflow_retriever(served):
 
 # The schema is the one the served app publishes (its limits included), checked with every
 # check schemathesis has, over valid and invalid inputs both. The benchmark
-# scripts/http_schema.py runs the same checks with many more examples.
+# checks/http_schema.py runs the same checks with many more examples.
 def test_the_service_matches_its_openapi_document(served):
     schema = schemathesis.openapi.from_url(f"{served.url}/openapi.json")
     schema.config.generation.update(

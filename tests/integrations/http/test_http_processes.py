@@ -79,7 +79,7 @@ def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
     assert len(pids) == 2 and os.getpid() not in pids
     db = str((store_root / "docs" / "sift.db").resolve())
     # They yield the CPU to the service (its event loop answers every request).
-    assert all(_nice(pid) == _nice(os.getpid()) + 5 for pid in pids)
+    assert all(_nice(pid) == min(_nice(os.getpid()) + 5, 19) for pid in pids)
     with _client(url) as client:
         # Warm-up opened the store in every search process, for reading.
         assert all(db in _open_files(pid) for pid in pids)
@@ -107,6 +107,18 @@ def test_searches_run_in_the_processes_and_see_every_acknowledged_write(
             assert "kyoto" not in _doc_ids(_search(client, question, mode="single_shot"))
     # The service itself never searched: its threads only wrote.
     assert processes.pids() == pids
+
+
+@pytest.mark.parametrize("nice", [0, 3])
+def test_search_nice_sets_the_search_processes_priority(
+    store_root: Path, start_server: Any, nice: int
+) -> None:
+    app = _app(store_root, search_processes=1, search_nice=nice)
+    url = start_server(app)
+    (pid,) = app.state.sift.engine.processes.pids()
+    assert _nice(pid) == min(_nice(os.getpid()) + nice, 19)
+    with _client(url) as client:
+        assert "gustave" in _doc_ids(_search(client, QUESTION))
 
 
 def test_searches_while_the_service_writes(
