@@ -24,6 +24,7 @@ from sift.errors import (
     IncompatibleStoreError,
     NotAStoreError,
     StoreDamagedError,
+    StoreFullError,
     StoreLockedError,
 )
 
@@ -220,7 +221,10 @@ _NO_SPACE = ("No space left on device", "os error 28", "database or disk is full
 
 
 def no_space(exc: BaseException) -> bool:
-    """Whether a failure is a full disk (the OS's, SQLite's or tantivy's words for it)."""
+    """Whether a failure is a full disk (the store's StoreFullError, or the OS's,
+    SQLite's or tantivy's words for it)."""
+    if isinstance(exc, StoreFullError):
+        return True
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
     return any(marker in str(exc) for marker in _NO_SPACE)

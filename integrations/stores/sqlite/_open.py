@@ -4,6 +4,7 @@ embedder and analyzer it is opened with against those it records."""
 from __future__ import annotations
 
 import logging
+import shutil
 import sqlite3
 import time
 from collections.abc import Collection, Mapping
@@ -17,6 +18,7 @@ from sift.errors import (
     IndexDamagedError,
     NotAStoreError,
     StoreDamagedError,
+    StoreFullError,
     StoreLockedError,
 )
 from sift.fusion import DEFAULT_ALPHA, check_fusion, default_alpha
@@ -188,6 +190,15 @@ def begin_write(state: State) -> Derived:
         # The lock stays held: released here, another writer could take it before
         # tantivy's lock below, and be refused by tantivy without being told who writes.
         _open_derived(state, keep_lock=True)
+        if not state.derived_writable and _disk_full(state.path):
+            # Nothing of this write was stored: the same refusal as a disk that fills
+            # during the write itself (HTTP 507, the CLI's partial-work exit code).
+            raise StoreFullError(
+                f"the disk holding the store {state.path} is full: its derived indexes "
+                "cannot be written, so nothing of this write was stored; free space, "
+                "then run it again",
+                0,
+            )
         if not state.derived_writable:
             raise CorpusError(
                 f"store {state.path}: its derived indexes cannot be written (see the log); "
@@ -202,6 +213,15 @@ def begin_write(state: State) -> Derived:
         derived = state.indexes()
         derived.lock()
     return derived
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the disk holding `path` has (almost) no room left: under 1 MiB, the
+    margin tantivy and SQLite need for a commit."""
+    try:
+        return shutil.disk_usage(path).free < 1024 * 1024
+    except OSError:
+        return False
 
 
 def keeps_entity_graph(path: Path, asked: bool | None) -> bool:
