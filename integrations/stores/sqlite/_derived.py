@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -59,7 +59,11 @@ ENTITY_RECORD = Path(_ENTITY_FILE).with_suffix(".json").name
 # The HNSW graph is saved to disk at most this often during ingest (and on close); in
 # between, a crash costs a replay of the change log, never data.
 _ANN_SAVE_EVERY = 250_000
-_CHUNK_ROWS = "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc"
+# What the BM25 index is given of a chunk: its title and text, and its document's
+# metadata (JSON), whose text values it keeps as terms for filters (`_lexical`).
+_CHUNK_ROWS = (
+    "SELECT c.id, d.title, c.text, d.metadata FROM chunks c JOIN documents d ON d.id = c.doc"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,9 @@ class Written:
     # Their chunk ids ("<doc id>_<index>"), row for row: the entity index keys its rows
     # by them, and the writer has them at hand (it asked SQLite again, batch by batch).
     chunk_ids: list[str]
+    # Their documents' metadata as stored (JSON), row for row: the BM25 index keeps its
+    # text values as terms for filters.
+    metadata: list[str] = field(default_factory=list)
 
 
 class DerivedIndex(Protocol):
@@ -372,7 +379,11 @@ class _Lexical:
 
     def apply(self, written: Written) -> None:
         self.index.delete(written.removed)
-        self.index.add(written.rows)
+        metadata = written.metadata or ["{}"] * len(written.rows)
+        self.index.add(
+            (cid, title, text, meta)
+            for (cid, title, text), meta in zip(written.rows, metadata, strict=True)
+        )
 
     def pending(self, seq: int, *, final: bool) -> bool:
         # Not at close: what an ingest left uncommitted (it failed) is replayed instead.

@@ -40,6 +40,7 @@ from sift.integrations.stores.locations import CHUNK_KEYS, LOCATION_KEYS, chunk_
 
 __all__ = [
     "FIELDS_DDL",
+    "META_VALUE_MAX_CHARS",
     "Allowed",
     "FilterCache",
     "deepen",
@@ -47,6 +48,7 @@ __all__ = [
     "field_rows",
     "fill_fields",
     "insert_fields",
+    "meta_name",
 ]
 
 # What a row of `fields` holds, by kind. Numbers keep their value and Python's str() of
@@ -309,12 +311,50 @@ def _estimate(conn: sqlite3.Connection, driver: tuple[str, list[Any]]) -> int:
     return int(count)
 
 
+# The BM25 index keeps each document's text values as terms (`_lexical`'s `meta`) up to
+# this length, under names a JSON path can name: a filter's text equalities on such
+# names and values are said to tantivy as those terms.
+META_VALUE_MAX_CHARS = 256
+
+
+def meta_name(name: str) -> bool:
+    """Whether a metadata name can be a JSON path of `meta` (a dot would split it)."""
+    return bool(name) and not any(c in name for c in ".\\$") and name == name.strip()
+
+
+def _text_terms(spec: Filter) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The (name, values) of `spec`'s text equalities that the BM25 index can say as
+    terms (`eq` a text, `in` a list of texts, on a metadata name), when every
+    condition must hold: a chunk passes the filter only if it has one of each."""
+    if spec.logic == "or" and len(spec.conditions) > 1:
+        return ()
+    out = []
+    for c in spec.conditions:
+        if c.field in CHUNK_KEYS or c.field in _COLUMNS or c.field in LOCATION_KEYS:
+            continue
+        if c.op == "eq" and isinstance(c.value, str):
+            values: tuple[Any, ...] = (c.value,)
+        elif c.op == "in" and isinstance(c.value, list | tuple) and c.value:
+            values = tuple(c.value)
+        else:
+            continue
+        if meta_name(c.field) and all(
+            isinstance(v, str) and len(v) <= META_VALUE_MAX_CHARS for v in values
+        ):
+            out.append((c.field, values))
+    return tuple(out)
+
+
 class Allowed:
     """The chunks a filter allows, as sorted rowids, with what each index derives from
     them kept beside (`memo`, keyed by the index's own identity)."""
 
-    def __init__(self, rowids: np.ndarray) -> None:
+    def __init__(
+        self, rowids: np.ndarray, terms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ) -> None:
         self.rowids = rowids
+        # The filter's text equalities, for the BM25 index to say as terms (`_text_terms`).
+        self.terms = terms
         self.memo: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
@@ -415,7 +455,8 @@ def _allowed(conn: sqlite3.Connection, spec: Filter) -> Allowed | None:
         docs = {row[0] for row in conn.execute(sql, params)}
         _judge_python_rows(spec, odd, docs)
         rowids = _chunks_judged(conn, spec, docs) if per_chunk else _chunks_of(conn, docs)
-    return Allowed(np.sort(np.fromiter(rowids, dtype=np.int64, count=len(rowids))))
+    ordered = np.sort(np.fromiter(rowids, dtype=np.int64, count=len(rowids)))
+    return Allowed(ordered, _text_terms(spec))
 
 
 def _python_rows(conn: sqlite3.Connection, spec: Filter) -> list[tuple[Any, ...]]:

@@ -287,6 +287,7 @@ def write_prepared(
     chunk_rows: list[tuple[Any, ...]] = []
     vector_rows: list[tuple[int, memoryview]] = []
     lexical_rows: list[tuple[int, str, str]] = []
+    lexical_metadata: list[str] = []
     chunk_ids: list[str] = []
     field_rows_: list[tuple[Any, ...]] = []
     # One normalisation for the whole batch; rows follow the documents' chunk order.
@@ -306,22 +307,15 @@ def write_prepared(
                 added += 1
             doc = item.doc
             field_rows_ += field_rows(next_doc, doc.metadata)
-            doc_rows.append(
-                (
-                    next_doc,
-                    doc.id,
-                    doc.title,
-                    item.hash,
-                    _METADATA_JSON.encode(doc.metadata) if doc.metadata else "{}",
-                    len(item.spans),
-                )
-            )
+            metadata = _METADATA_JSON.encode(doc.metadata) if doc.metadata else "{}"
+            doc_rows.append((next_doc, doc.id, doc.title, item.hash, metadata, len(item.spans)))
             for index, (start, end, tokens) in enumerate(item.spans):
                 cid = next_chunk + index
                 text = doc.text[start:end]
                 chunk_rows.append((cid, next_doc, index, text, start, end, tokens))
                 vector_rows.append((cid, blob[row * width : (row + 1) * width]))
                 lexical_rows.append((cid, doc.title, text))
+                lexical_metadata.append(metadata)
                 chunk_ids.append(make_chunk_id(doc.id, index))
                 row += 1
             next_doc += 1
@@ -351,7 +345,9 @@ def write_prepared(
     # Derived indexes follow the committed state; a crash from here on is repaired by the
     # replay on open.
     rowids = np.arange(first_chunk, next_chunk, dtype=np.int64)
-    state.indexes().apply(Written(removed, rowids, vectors, lexical_rows, chunk_ids))
+    state.indexes().apply(
+        Written(removed, rowids, vectors, lexical_rows, chunk_ids, lexical_metadata)
+    )
     return len(new_ids)
 
 

@@ -18,19 +18,27 @@ like any uncommitted addition, replayed from SQLite's change log.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import time
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import tantivy
 
 from sift.analysis import Analyzer
 from sift.errors import CorpusError, StoreLockedError
+from sift.integrations.stores.locations import LOCATION_KEYS
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure, index_damaged
-from sift.integrations.stores.sqlite._filtering import Allowed, deepen
+from sift.integrations.stores.sqlite._filtering import (
+    META_VALUE_MAX_CHARS,
+    Allowed,
+    deepen,
+    meta_name,
+)
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
@@ -41,8 +49,11 @@ __all__ = ["LexicalIndex"]
 # beside the format, and a different one forces a rebuild too). Handing tantivy the terms
 # joined by spaces (a C part since removed) rather than the text did not bump it: the
 # index holds the same terms either way.
-_FORMAT = 2
+_FORMAT = 3
 _FIELDS = ("title", "text")
+# 3 added `meta`: the text values of each chunk's document metadata, as raw terms
+# (`Allowed.terms`; values past META_VALUE_MAX_CHARS are left out).
+META = "meta"
 # Batches queued for the lexical thread at most: one being added, one waiting. More would
 # only hold more texts in memory; the writer cannot get further ahead than its own pace.
 _QUEUED = 2
@@ -61,7 +72,27 @@ def _schema() -> tantivy.Schema:
     builder.add_unsigned_field("cid", indexed=True, fast=True)
     for name in _FIELDS:
         builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
+    builder.add_json_field(META, stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
+
+
+def meta_terms(metadata: str) -> str | None:
+    """The JSON `meta` holds for a document's metadata (as stored): its text values (a
+    list's text items) of at most META_VALUE_MAX_CHARS, under names a JSON path can
+    name; None when there are none."""
+    try:
+        parsed = json.loads(metadata)
+    except ValueError:
+        return None
+    kept: dict[str, Any] = {}
+    for name, value in parsed.items() if isinstance(parsed, dict) else ():
+        if not meta_name(name) or name in LOCATION_KEYS:
+            continue
+        values = value if isinstance(value, list) else [value]
+        texts = [v for v in values if isinstance(v, str) and len(v) <= META_VALUE_MAX_CHARS]
+        if texts:
+            kept[name] = texts if isinstance(value, list) else texts[0]
+    return json.dumps(kept, ensure_ascii=False) if kept else None
 
 
 class LexicalIndex:
@@ -218,22 +249,29 @@ class LexicalIndex:
         self._check_failure()
         self._w()
 
-    def add(self, rows: Iterable[tuple[int, str, str]]) -> None:
-        """Queues the chunks (cid, title, text) for the lexical thread."""
+    def add(self, rows: Iterable[tuple[int, str, str, str]]) -> None:
+        """Queues the chunks (cid, title, text, document metadata as JSON) for the
+        lexical thread."""
         self._pristine = False
         self._w()
         self._queue(self._add, list(rows))
 
     # The lexical thread's work reaches the writer through self, never holds it in a
     # frame: a failure's traceback must not keep the writer (and its lock) alive.
-    def _add(self, rows: list[tuple[int, str, str]]) -> None:
+    def _add(self, rows: list[tuple[int, str, str, str]]) -> None:
         docs = []
-        for cid, _, _ in rows:
+        terms_of: dict[str, str | None] = {}  # a document's chunks share its metadata
+        for cid, _, _, metadata in rows:
             doc = tantivy.Document()
             doc.add_unsigned("cid", cid)
+            if metadata not in terms_of:
+                terms_of[metadata] = meta_terms(metadata)
+            terms = terms_of[metadata]
+            if terms is not None:
+                doc.add_json(META, terms)
             docs.append(doc)
-        self._analysis.fill(docs, "title", [title for _, title, _ in rows])
-        self._analysis.fill(docs, "text", [text for _, _, text in rows])
+        self._analysis.fill(docs, "title", [title for _, title, _, _ in rows])
+        self._analysis.fill(docs, "text", [text for _, _, text, _ in rows])
         for doc in docs:
             self._w().add_document(doc)
 
@@ -301,20 +339,52 @@ class LexicalIndex:
     ) -> list[tuple[int, float]]:
         """(cid, BM25 score) best first. The query is built from the analyzer's terms as
         term queries: no query parser ever reads the text. `allowed` (a filter's chunks):
-        only those: a few join the query as a term set (scoring nothing, so scores are
-        those of the whole index), many are found by asking deep enough for their
-        share (`_SWITCH`)."""
+        only those. A filter whose conditions include text equalities (`Allowed.terms`)
+        joins the query as those `meta` terms, which tantivy intersects with the text's
+        postings; otherwise a few allowed chunks join it as a term set of their rowids,
+        and many are found by asking deep enough for their share (`_SWITCH`). Filter
+        clauses score nothing: scores are those of the whole index."""
+        if allowed is not None and allowed.terms and len(allowed):
+            terms = self._terms_query(allowed.terms)
+            return _passing(lambda n: self._ranked(text, n, exclude, terms), limit, allowed)
         if allowed is not None and len(allowed) > _TERM_SET_MIN:
             total = self.count()
             if len(allowed) ** 2 > _SWITCH * limit * total:
                 return deepen(lambda n: self.search(text, n, exclude), limit, allowed, total)
+        if allowed is not None and not len(allowed):
+            return []
+        inside = None
+        if allowed is not None:
+            inside = tantivy.Query.term_set_query(self._schema, "cid", allowed.rowids.tolist())
+        return self._ranked(text, limit, exclude, inside)
+
+    def _terms_query(self, terms: tuple[tuple[str, tuple[str, ...]], ...]) -> tantivy.Query:
+        """Every (name, values) of a filter's text equalities: one of the values."""
+        clauses = []
+        for name, values in terms:
+            each = [tantivy.Query.term_query(self._schema, f"{META}.{name}", v) for v in values]
+            one = (
+                each[0]
+                if len(each) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in each])
+            )
+            clauses.append((tantivy.Occur.Must, one))
+        return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+
+    def _ranked(
+        self,
+        text: str,
+        limit: int,
+        exclude: Collection[int],
+        inside: tantivy.Query | None,
+    ) -> list[tuple[int, float]]:
+        """The text's best `limit`, among the chunks `inside` matches (None: all)."""
         query = self._analysis.query(self._schema, text, _FIELDS)
-        if query is None or (allowed is not None and not len(allowed)):
+        if query is None:
             return []
         index = self._live()
         clauses = [(tantivy.Occur.Must, query)]
-        if allowed is not None:
-            inside = tantivy.Query.term_set_query(self._schema, "cid", allowed.rowids.tolist())
+        if inside is not None:
             clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(inside, 0.0)))
         if exclude:
             blocked = tantivy.Query.term_set_query(self._schema, "cid", list(exclude))
@@ -361,3 +431,19 @@ def _manual(index: tantivy.Index) -> tantivy.Index:
     was when opened; opened again, as it is then."""
     index.config_reader(reload_policy="Manual")
     return index
+
+
+def _passing(
+    fetch: Callable[[int], list[tuple[int, float]]], need: int, allowed: Allowed
+) -> list[tuple[int, float]]:
+    """The first `need` of `fetch`'s ranking that `allowed` holds, when the ranking
+    already keeps to a superset of them (the filter's text equalities): asked for
+    `need` first, four times deeper while the filter's other conditions drop some."""
+    limit = need
+    while True:
+        results = fetch(limit)
+        keys = np.fromiter((key for key, _ in results), dtype=np.int64, count=len(results))
+        kept = [r for r, ok in zip(results, allowed.contains(keys).tolist(), strict=True) if ok]
+        if len(kept) >= need or len(results) < limit:
+            return kept[:need]
+        limit *= 4
