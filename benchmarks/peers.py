@@ -209,20 +209,33 @@ def _questions(size: str) -> list[dict[str, Any]]:
 def prepare(size: str, workdir: Path) -> Path:
     """The size's passages, questions, sift's chunks and their static vectors, written once
     under `workdir/size` (reused when already there)."""
-    from sift.integrations.chunking import chunk_document
-    from sift.integrations.embedders import get_embedder
-    from sift.types import Document
-
     folder = workdir / size
     if (folder / "done").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    embedder = get_embedder("static")
     passages = list(_passages(size))
+    chunks, vectors = chunk_and_embed(passages, size)
+    _write_jsonl(folder / "passages.jsonl", passages)
+    _write_jsonl(folder / "chunks.jsonl", chunks)
+    np.save(folder / "vectors.npy", vectors)
+    _write_jsonl(folder / "questions.jsonl", _questions(size))
+    (folder / "done").write_text(f"{len(passages)} passages, {len(chunks)} chunks\n")
+    return folder
+
+
+def chunk_and_embed(
+    passages: Sequence[dict[str, Any]], label: str
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """sift's chunks of `passages` (id, doc_id, text) and their static vectors."""
+    from sift.integrations.chunking import chunk_document
+    from sift.integrations.embedders import get_embedder
+    from sift.types import Document
+
+    embedder = get_embedder("static")
     chunks: list[dict[str, Any]] = []
     blocks: list[np.ndarray] = []
     with _progress() as progress:
-        task = progress.add_task(f"chunk and embed {size}", total=len(passages))
+        task = progress.add_task(f"chunk and embed {label}", total=len(passages))
         for start in range(0, len(passages), BATCH):
             texts = []
             for row in passages[start : start + BATCH]:
@@ -234,12 +247,7 @@ def prepare(size: str, workdir: Path) -> Path:
                     texts.append(text)
             blocks.append(np.asarray(embedder.embed(texts), dtype=np.float32))
             progress.advance(task, min(BATCH, len(passages) - start))
-    _write_jsonl(folder / "passages.jsonl", passages)
-    _write_jsonl(folder / "chunks.jsonl", chunks)
-    np.save(folder / "vectors.npy", np.vstack(blocks))
-    _write_jsonl(folder / "questions.jsonl", _questions(size))
-    (folder / "done").write_text(f"{len(passages)} passages, {len(chunks)} chunks\n")
-    return folder
+    return chunks, np.vstack(blocks)
 
 
 # ----------------------------------------------------------------------------- worker
@@ -300,18 +308,29 @@ def _query_vector() -> Callable[[str], np.ndarray]:
     return lambda q: np.asarray(embedder.embed([q])[0], dtype=np.float32)
 
 
+def _extra_fields(chunks: Sequence[dict[str, Any]]) -> list[str]:
+    """The chunks' fields beyond id, doc_id and text (none here; filters.py adds metadata),
+    stored by the peers as columns or metadata."""
+    return [key for key in (chunks[0] if chunks else {}) if key not in ("id", "doc_id", "text")]
+
+
 def _ingest_lancedb(given: Any, store_dir: Path, progress: Progress, *, vector_index: bool) -> None:
     import lancedb
     import pyarrow as pa
 
     chunks, vectors = given
     dim = vectors.shape[1]
+    extra = _extra_fields(chunks)
     schema = pa.schema(
         [
             pa.field("id", pa.string()),
             pa.field("doc_id", pa.string()),
             pa.field("text", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            *(
+                pa.field(key, pa.int64() if isinstance(chunks[0][key], int) else pa.string())
+                for key in extra
+            ),
         ]
     )
     task = progress.add_task("ingest", total=len(chunks))
@@ -327,6 +346,7 @@ def _ingest_lancedb(given: Any, store_dir: Path, progress: Progress, *, vector_i
                     "doc_id": [c["doc_id"] for c in part],
                     "text": [c["text"] for c in part],
                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), dim),
+                    **{key: [c[key] for c in part] for key in extra},
                 },
                 schema=schema,
             )
@@ -374,6 +394,7 @@ def _chroma_client(store_dir: Path) -> Any:
 
 def _ingest_chroma(given: Any, store_dir: Path, progress: Progress) -> None:
     chunks, vectors = given
+    extra = _extra_fields(chunks)
     client = _chroma_client(store_dir)
     collection = client.create_collection(
         "chunks", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
@@ -386,7 +407,7 @@ def _ingest_chroma(given: Any, store_dir: Path, progress: Progress) -> None:
             ids=[c["id"] for c in part],
             embeddings=vectors[at : at + len(part)],
             documents=[c["text"] for c in part],
-            metadatas=[{"doc_id": c["doc_id"]} for c in part],
+            metadatas=[{"doc_id": c["doc_id"], **{key: c[key] for key in extra}} for c in part],
         )
         progress.advance(task, len(part))
     progress.remove_task(task)
@@ -424,20 +445,32 @@ SYSTEM_PARTS: dict[str, tuple[Callable[[Path], Any], Ingest, Opener]] = {
 }
 
 
-def worker(system: str, data: Path, store_dir: Path) -> dict[str, Any]:
-    """One fresh store of `system` over `data`: ingest, then every question in every mode."""
-    load, ingest, open_store = SYSTEM_PARTS[system]
-    questions = _read_jsonl(data / "questions.jsonl")
+def timed_ingest(
+    system: str,
+    data: Path,
+    store_dir: Path,
+    progress: Progress,
+    load: Callable[[Path], Any],
+    ingest: Callable[[Any, Path, Progress], None],
+) -> dict[str, Any]:
+    """A worker's result so far: `system`'s ingest of `data` into `store_dir`, timed."""
     passages = int((data / "done").read_text().split()[0])
     result: dict[str, Any] = {"system": system, "passages": passages, "load_start": _load()}
     # What the system is given is read before the clock starts: the clock times the store.
     given = load(data)
+    start = time.perf_counter()
+    ingest(given, store_dir, progress)
+    result["ingest_s"] = time.perf_counter() - start
+    result["passages_per_s"] = passages / result["ingest_s"]
+    return result
+
+
+def worker(system: str, data: Path, store_dir: Path) -> dict[str, Any]:
+    """One fresh store of `system` over `data`: ingest, then every question in every mode."""
+    load, ingest, open_store = SYSTEM_PARTS[system]
+    questions = _read_jsonl(data / "questions.jsonl")
     with _progress() as progress:
-        start = time.perf_counter()
-        ingest(given, store_dir, progress)
-        result["ingest_s"] = time.perf_counter() - start
-        result["passages_per_s"] = passages / result["ingest_s"]
-        del given
+        result = timed_ingest(system, data, store_dir, progress, load, ingest)
         # Searches on a freshly opened store, as a CLI or a server would see it.
         searches = open_store(store_dir)
         result["modes"] = {}
@@ -489,14 +522,24 @@ def _commit(checkout: Path) -> str:
     return out.stdout.strip()[:90] + (" (with uncommitted changes)" if dirty else "")
 
 
-def run_one(system: str, data: Path, python: str, cwd: Path, scratch: Path) -> dict[str, Any]:
-    """`system` in a fresh subprocess (its own Python) on a fresh store under `scratch`."""
+def run_one(
+    system: str,
+    data: Path,
+    python: str,
+    cwd: Path,
+    scratch: Path,
+    script: str = __file__,
+    extra: Sequence[str] = (),
+) -> dict[str, Any]:
+    """`system` in a fresh subprocess (its own Python) on a fresh store under `scratch`,
+    run by `script`'s `--worker` (this one's, or another benchmark's with the same flags
+    and its own `extra` ones)."""
     worker_system = "sift" if system == "sift-base" else system
-    with tempfile.TemporaryDirectory(prefix=f"peers-{system}-", dir=scratch) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{Path(script).stem}-{system}-", dir=scratch) as tmp:
         out = Path(tmp) / "result.json"
         command = [
             python,
-            str(Path(__file__).resolve()),
+            str(Path(script).resolve()),
             "--worker",
             worker_system,
             "--data",
@@ -505,6 +548,7 @@ def run_one(system: str, data: Path, python: str, cwd: Path, scratch: Path) -> d
             str(Path(tmp) / "store"),
             "--out",
             str(out),
+            *extra,
         ]
         # Lance logs a deprecation warning per search at WARN; errors still show.
         env = os.environ | {"LANCE_LOG": "error", "RUST_LOG": "error"}
@@ -523,29 +567,41 @@ def score(run: dict[str, Any], questions: list[dict[str, Any]]) -> dict[str, Any
     return run
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
-    workdir = Path(args.workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    here = HERE.parent
+def interpreters_for(systems: Sequence[str], baseline: str | None) -> dict[str, tuple[str, Path]]:
+    """The Python and the working folder of each system's worker: this one's, and with
+    a `baseline` checkout, "sift-base" (after "sift") run by its venv's Python."""
     interpreters: dict[str, tuple[str, Path]] = {}
-    for name in args.systems:
-        interpreters[name] = (sys.executable, here)
-        if name == "sift" and args.baseline:
-            base = Path(args.baseline).resolve()
+    for name in systems:
+        interpreters[name] = (sys.executable, HERE.parent)
+        if name == "sift" and baseline:
+            base = Path(baseline).resolve()
             python = base / ".venv" / "bin" / "python"
             if not python.exists():
                 raise SystemExit(f"--baseline {base}: no venv at {python}")
             interpreters["sift-base"] = (str(python), base)
+    return interpreters
+
+
+def begin(args: argparse.Namespace) -> tuple[Path, dict[str, tuple[str, Path]], dict[str, Any]]:
+    """A measurement's work folder (made), its systems' interpreters (`interpreters_for`)
+    and the head of its report: the machine, the commits and the versions."""
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "sift": _commit(HERE.parent),
+        "baseline": _commit(Path(args.baseline)) if args.baseline else None,
+        "versions": _versions(),
+    }
+    return workdir, interpreters_for(args.systems, args.baseline), report
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    workdir, interpreters, report = begin(args)
     systems = list(interpreters)
     wanted = set(args.sizes) | (set(DEV) if "dev" in args.sizes else set())
     sizes = [name for name in (*DEV, "100k") if name in wanted]
-    report: dict[str, Any] = {
-        "machine": machine(),
-        "sift": _commit(here),
-        "baseline": _commit(Path(args.baseline)) if args.baseline else None,
-        "versions": _versions(),
-        "sizes": {},
-    }
+    report["sizes"] = {}
     rounds_of = {size: args.rounds_100k if size == "100k" else args.rounds_dev for size in sizes}
     total = sum(rounds_of.values()) * len(systems)
     count = 0
@@ -755,20 +811,7 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--rounds-dev", type=int, default=3)
     parser.add_argument("--rounds-100k", type=int, default=2)
-    parser.add_argument("--baseline", help="a checkout of sift with its own venv in .venv")
-    parser.add_argument(
-        "--workdir",
-        default=os.path.join(tempfile.gettempdir(), "sift-peers"),
-        help="where the prepared chunks, vectors and the fresh stores go (reused)",
-    )
-    parser.add_argument("--json", help="write every run and the summary here")
-    parser.add_argument("--markdown", help="print the tables here too")
-    parser.add_argument("--plot", help="a PNG of the summary")
-    parser.add_argument("--render", help="write --markdown/--plot from an earlier --json (no run)")
-    parser.add_argument("--worker", choices=list(SYSTEM_PARTS), help=argparse.SUPPRESS)
-    parser.add_argument("--data", help=argparse.SUPPRESS)
-    parser.add_argument("--store", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    common_options(parser, "sift-peers", list(SYSTEM_PARTS))
     args = parser.parse_args()
     if args.worker:
         result = worker(args.worker, Path(args.data), Path(args.store))
@@ -781,14 +824,43 @@ def main() -> None:
             raise SystemExit(f"no dev data at {DATA} (../shared/benchmarks beside the checkout)")
         report = measure(args)
         report["command"] = " ".join(["python", "benchmarks/peers.py", *sys.argv[1:]])
-    table = markdown(report)
+    publish(args, report, markdown, plot)
+
+
+def common_options(parser: argparse.ArgumentParser, workdir: str, workers: list[str]) -> None:
+    """The options peers.py shares with filters.py: the baseline, the work folder, the
+    outputs, and the worker's hidden flags (what `run_one` passes)."""
+    parser.add_argument("--baseline", help="a checkout of sift with its own venv in .venv")
+    parser.add_argument(
+        "--workdir",
+        default=os.path.join(tempfile.gettempdir(), workdir),
+        help="where the prepared chunks, vectors and the fresh stores go (reused)",
+    )
+    parser.add_argument("--json", help="write every run and the summary here")
+    parser.add_argument("--markdown", help="print the tables here too")
+    parser.add_argument("--plot", help="a PNG of the summary")
+    parser.add_argument("--render", help="write --markdown/--plot from an earlier --json (no run)")
+    parser.add_argument("--worker", choices=workers, help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+
+
+def publish(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    tables: Callable[[dict[str, Any]], str],
+    draw: Callable[[dict[str, Any], Path], None],
+) -> None:
+    """The tables printed, and written where `common_options`' outputs ask."""
+    table = tables(report)
     print(table)
     if args.json and not args.render:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(table)
     if args.plot:
-        plot(report, Path(args.plot))
+        draw(report, Path(args.plot))
 
 
 if __name__ == "__main__":
