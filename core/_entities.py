@@ -36,18 +36,22 @@ __all__ = ["EntityLimits", "entity_key", "mention_keys", "question_keys"]
 
 @dataclass(frozen=True)
 class EntityLimits:
-    """How text is read for entities (`EntityGraphConfig.limits()` builds them: every
-    number, and its default, is the configuration's)."""
+    """How text is read for entities. The defaults are here, once; `EntityGraphConfig`
+    takes them as its own and reads the environment (`EntityGraphConfig.limits()`)."""
 
-    min_span_chars: int
-    max_span_words: int
-    quote_min_chars: int
-    quote_max_chars: int
-    number_min_digits: int
-    number_max_digits: int
-    cjk_min_chars: int
-    cjk_max_chars: int
-    max_mentions: int
+    # Capitalised spans at least this long, of at most this many words.
+    min_span_chars: int = 3
+    max_span_words: int = 8
+    quote_min_chars: int = 2
+    quote_max_chars: int = 80
+    # Numbers of this many digits are entities (4 and 4: years).
+    number_min_digits: int = 4
+    number_max_digits: int = 4
+    # Japanese names: runs of kanji and katakana of this many characters.
+    cjk_min_chars: int = 2
+    cjk_max_chars: int = 16
+    # A passage contributes at most this many entities (the first ones).
+    max_mentions: int = 200
 
 
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
@@ -324,11 +328,8 @@ def _found(
 
 
 def _default_limits() -> EntityLimits:
-    # The configuration's defaults, not the environment's. Imported here, not at the
-    # top: sift.entity_graph imports this module.
-    from sift.entity_graph import EntityGraphConfig
-
-    return EntityGraphConfig.model_construct().limits()
+    # The defaults, not the environment's values (the caller passes those).
+    return EntityLimits()
 
 
 def mention_keys(

@@ -28,17 +28,27 @@ __all__ = ["EntityGraph", "WalkLimits", "WalkResult"]
 
 @dataclass(frozen=True)
 class WalkLimits:
-    """The numbers of one walk (`EntityGraphConfig.walk_limits()` builds them: every
-    number, and its default, is the configuration's)."""
+    """The numbers of one walk. The defaults are here, once; `EntityGraphConfig` takes
+    them as its own and reads the environment (`EntityGraphConfig.walk_limits()`)."""
 
-    steps: int
-    restart: float
-    max_df_share: float
-    max_df_floor: int
-    chunk_seed_weight: float
-    frontier: int
-    top_entities: int
-    title_edge_weight: float
+    # Round trips entity -> chunk -> entity from the seeds (2: a bridge's own page).
+    steps: int = 2
+    # Share of the mass sent back to the seeds each round (PageRank's 1 - damping).
+    restart: float = 0.3
+    # Entities in more than this share of the chunks (and at least `max_df_floor` of
+    # them) are not walked through: "United States" leads everywhere.
+    max_df_share: float = 0.02
+    max_df_floor: int = 20
+    # The chunks found so far hold this share of the seed mass (the question's entities
+    # the rest).
+    chunk_seed_weight: float = 0.5
+    # Entities kept per round (the heaviest), bounding a walk's cost on a large corpus.
+    frontier: int = 512
+    # Entities reported per walk (bridge candidates).
+    top_entities: int = 20
+    # From an entity, the page titled by it takes this many times the share of a page
+    # that only names it (a mention links to the page about the name).
+    title_edge_weight: float = 10.0
 
 
 @dataclass
@@ -51,11 +61,8 @@ class WalkResult:
 
 
 def _default_limits() -> WalkLimits:
-    # The configuration's defaults, not the environment's. Imported here, not at the
-    # top: sift.entity_graph imports this module.
-    from sift.entity_graph import EntityGraphConfig
-
-    return EntityGraphConfig.model_construct().walk_limits()
+    # The defaults, not the environment's values (the caller passes those).
+    return WalkLimits()
 
 
 class EntityGraph:

@@ -76,6 +76,9 @@ class _LegacyEnvironment(EnvSettingsSource):
 
 
 _PREFIX = "SIFT_ENTITY_GRAPH_"
+# The defaults of what entities are and how the walk goes (one home: the dataclasses).
+_ENTITY = EntityLimits()
+_WALK = WalkLimits()
 _LEGACY_PREFIX = "SIFT_GRAPH_"
 
 
@@ -96,40 +99,26 @@ class EntityGraphConfig(BaseSettings):
         legacy = _LegacyEnvironment(settings_cls)
         return init_settings, env_settings, legacy, dotenv_settings, file_secret_settings
 
-    # --- what counts as an entity (EntityLimits) ---
-    # Capitalised spans at least this long, of at most this many words.
-    min_span_chars: int = Field(default=3, ge=1)
-    max_span_words: int = Field(default=8, ge=1)
-    quote_min_chars: int = Field(default=2, ge=1)
-    quote_max_chars: int = Field(default=80, ge=1)
-    # Numbers of this many digits are entities (4 and 4: years).
-    number_min_digits: int = Field(default=4, ge=1)
-    number_max_digits: int = Field(default=4, ge=1)
-    # Japanese names: runs of kanji and katakana of this many characters.
-    cjk_min_chars: int = Field(default=2, ge=1)
-    cjk_max_chars: int = Field(default=16, ge=1)
-    # A passage contributes at most this many entities (the first ones).
-    max_mentions: int = Field(default=200, ge=1)
+    # --- what counts as an entity: EntityLimits, whose defaults these are ---
+    min_span_chars: int = Field(default=_ENTITY.min_span_chars, ge=1)
+    max_span_words: int = Field(default=_ENTITY.max_span_words, ge=1)
+    quote_min_chars: int = Field(default=_ENTITY.quote_min_chars, ge=1)
+    quote_max_chars: int = Field(default=_ENTITY.quote_max_chars, ge=1)
+    number_min_digits: int = Field(default=_ENTITY.number_min_digits, ge=1)
+    number_max_digits: int = Field(default=_ENTITY.number_max_digits, ge=1)
+    cjk_min_chars: int = Field(default=_ENTITY.cjk_min_chars, ge=1)
+    cjk_max_chars: int = Field(default=_ENTITY.cjk_max_chars, ge=1)
+    max_mentions: int = Field(default=_ENTITY.max_mentions, ge=1)
 
-    # --- the walk (WalkLimits) ---
-    # Round trips entity -> chunk -> entity from the seeds (2: a bridge's own page).
-    steps: int = Field(default=2, ge=1)
-    # Share of the mass sent back to the seeds each round (PageRank's 1 - damping).
-    restart: float = Field(default=0.3, ge=0.0, le=1.0)
-    # Entities in more than this share of the chunks (and at least `max_df_floor` of them)
-    # are not walked through: "United States" leads everywhere.
-    max_df_share: float = Field(default=0.02, gt=0.0, le=1.0)
-    max_df_floor: int = Field(default=20, ge=1)
-    # The chunks found so far hold this share of the seed mass (the question's entities
-    # the rest).
-    chunk_seed_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    # Entities kept per round (the heaviest), bounding a walk's cost on a large corpus.
-    frontier: int = Field(default=512, ge=1)
-    # Entities reported per walk (bridge candidates).
-    top_entities: int = Field(default=20, ge=0)
-    # From an entity, the page titled by it takes this many times the share of a page
-    # that only names it (a mention links to the page about the name).
-    title_edge_weight: float = Field(default=10.0, ge=0.0)
+    # --- the walk: WalkLimits, whose defaults these are ---
+    steps: int = Field(default=_WALK.steps, ge=1)
+    restart: float = Field(default=_WALK.restart, ge=0.0, le=1.0)
+    max_df_share: float = Field(default=_WALK.max_df_share, gt=0.0, le=1.0)
+    max_df_floor: int = Field(default=_WALK.max_df_floor, ge=1)
+    chunk_seed_weight: float = Field(default=_WALK.chunk_seed_weight, ge=0.0, le=1.0)
+    frontier: int = Field(default=_WALK.frontier, ge=1)
+    top_entities: int = Field(default=_WALK.top_entities, ge=0)
+    title_edge_weight: float = Field(default=_WALK.title_edge_weight, ge=0.0)
 
     # --- the embedded store's entity index ---
     # A write that has read this many documents, or a rebuild on open of more chunks

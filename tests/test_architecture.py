@@ -15,6 +15,9 @@ TYPE_CHECKING included):
 - sift.graphs imports no sift.integrations;
 - the packages (and top-level modules) of sift.integrations import each other without a
   cycle: one of any two depends on the other, never both ways round;
+- no two modules of the four root folders import each other, directly or around a
+  circle (a package's `__init__` counts as its module; imports under TYPE_CHECKING,
+  which never run, aside);
 - nothing imports the bare folders (`import nodes`, `from core import ...`).
 """
 
@@ -228,6 +231,87 @@ def integration_cycles(imports: list[Import]) -> list[list[str]]:
     return cycles
 
 
+def _type_only_lines(tree: ast.AST) -> set[int]:
+    """The lines under `if TYPE_CHECKING:` (imports for annotations only)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None)
+        if isinstance(node, ast.If) and (
+            getattr(test, "id", None) == "TYPE_CHECKING"
+            or getattr(test, "attr", None) == "TYPE_CHECKING"
+        ):
+            for inner in node.body:
+                lines |= set(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return lines
+
+
+def _module_of(root: Path, name: str) -> str | None:
+    """The nearest module of the tree that `name` names (a package: its `__init__`; a
+    compiled submodule counts as one), or None outside the tree."""
+    while name:
+        found = package_folder(root, name)
+        parent, _, leaf = name.rpartition(".")
+        folder = package_folder(root, parent) if parent else None
+        compiled = (
+            folder is not None
+            and folder.is_dir()
+            and ((folder / f"{leaf}.c").is_file() or any(folder.glob(f"{leaf}.*.so")))
+        )
+        if found is not None or compiled:
+            return name
+        name = parent
+    return None
+
+
+def module_circles(root: Path) -> list[list[str]]:
+    """The sets of modules of the root folders that import each other around a circle
+    (strongly connected, by every import that runs, in functions too), each sorted."""
+    edges: dict[str, set[str]] = {}
+    for path in source_files(root):
+        relative = path.relative_to(root)
+        if relative.parts[0] not in BARE:
+            continue
+        importer = module_name(relative)
+        skipped = _type_only_lines(ast.parse(path.read_text(encoding="utf-8")))
+        for item in imports_of(root, path):
+            if not item.module.startswith("sift") or item.line in skipped:
+                continue
+            # `from package import _compiled`: the compiled submodule, not the package.
+            named = [f"{item.module}.{n}" for n in item.names]
+            targets = [n for n in named if _module_of(root, n) == n] or [item.module]
+            for target in filter(None, (_module_of(root, t) for t in targets)):
+                if target != importer:
+                    edges.setdefault(importer, set()).add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
 @cache
 def tree_imports() -> list[Import]:
     return [item for path in source_files(ROOT) for item in imports_of(ROOT, path)]
@@ -265,6 +349,13 @@ def test_no_cycle_among_the_integrations() -> None:
     found = integration_cycles(tree_imports())
     assert not found, "sift.integrations' packages import each other in a cycle: " + "; ".join(
         " -> ".join(cycle) for cycle in found
+    )
+
+
+def test_no_import_circle_between_modules() -> None:
+    found = module_circles(ROOT)
+    assert not found, "modules import each other around a circle: " + "; ".join(
+        " <-> ".join(circle) for circle in found
     )
 
 
@@ -334,6 +425,25 @@ def test_the_checker_finds_cycles_among_the_integrations(tmp_path: Path) -> None
     assert sorted(integration_cycles(imports)) == [["a", "c", "b", "d", "a"], ["b", "c", "b"]]
     acyclic = [item for item in imports if str(item.file) != "integrations/d.py"]
     assert integration_cycles(acyclic) == [["b", "c", "b"]]
+
+
+def test_the_checker_finds_circles_between_modules(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/a.py": "from sift.b import x\n",
+            "core/b.py": "def f():\n    from sift import c\n",
+            "core/c.py": "import sift.a\n",
+            "core/d.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sift.e import y\n"
+            ),
+            "core/e.py": "from sift.d import z\n",
+        },
+    )
+    # a -> b -> c -> a (one import inside a function) is a circle; d <-> e is not: d's
+    # import of e runs only for the type checker.
+    assert module_circles(tmp_path) == [["sift.a", "sift.b", "sift.c"]]
 
 
 def test_the_checker_finds_each_kind_of_crossing(tmp_path: Path) -> None:

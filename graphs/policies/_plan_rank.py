@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sift.analysis import find_mention, has_cjk, name_without_suffix
+from sift.graphs.policies._plan_ja_words import noun_runs
 from sift.graphs.policies._plan_text import (
     RELATION_CUES,
     STOPWORDS,
@@ -364,8 +365,6 @@ def _cue_pattern(question: str, limits: TextLimits) -> re.Pattern[str] | None:
     if has_cjk(question):
         # Japanese: the question's noun runs (names and the words around them), found
         # anywhere (no word boundaries to look for).
-        from sift.graphs.policies._plan_ja import noun_runs
-
         cues = [run for run, _ in noun_runs(question)] + list(plan.entities)
         cue_words = {c.lower() for c in cues if len(c) >= limits.cjk_name_min_chars}
         if not cue_words:

@@ -9,12 +9,18 @@ it is what a search sub-agent needs to plan distinct sub-queries, not a full NER
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-import Stemmer
-
 from sift.analysis import has_cjk
+from sift.graphs.policies._plan_ja import plan_question_ja
+from sift.graphs.policies._plan_ja_words import candidate_spans_ja, is_mostly_cjk
+from sift.graphs.policies._plan_words import (
+    STOPWORDS,
+    QuestionPlan,
+    content_terms,
+    terms,
+    word_pattern,
+)
 from sift.graphs.policies._planner_config import TextLimits, default_text_limits
 
 __all__ = [
@@ -25,19 +31,6 @@ __all__ = [
     "plan_question",
     "terms",
 ]
-
-_STEMMER = Stemmer.Stemmer("english")
-
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing done down during
-    each few for from further had has have having he her here hers herself him himself
-    his how i if in into is it its itself just me more most my myself no nor not now of
-    off on once only or other our ours out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to
-    too under until up very was we were what when where which while who whom whose why
-    will with would you your yours known called named one many much""".split(),  # noqa: SIM905
-)
 
 # Question words that open a clause but never belong to an entity.
 _WH = frozenset(
@@ -50,7 +43,6 @@ _CONNECTORS = frozenset(
     """of the de da di del della der den van von la le du des y and & 's""".split(),  # noqa: SIM905
 )
 
-_WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
 _PAREN = re.compile(r"\s*\([^)]*\)\s*")
 
 
@@ -104,37 +96,10 @@ RELATION_CUES: dict[str, tuple[str, ...]] = {
 }
 
 
-def terms(text: str) -> list[str]:
-    """Lower-case stemmed word tokens, stopwords kept (for exact phrase work)."""
-    return _STEMMER.stemWords(_words(text))
-
-
-def content_terms(text: str, limits: TextLimits | None = None) -> list[str]:
-    """Stemmed content words, stopwords dropped, in order, without repeats."""
-    shortest = (limits or default_text_limits()).content_word_min_chars
-    # A single letter says nothing; a single kanji (from _plan_ja) does.
-    words = [
-        w
-        for w in _words(text, content=True)
-        if (len(w) >= shortest or has_cjk(w)) and w not in STOPWORDS
-    ]
-    return list(dict.fromkeys(_STEMMER.stemWords(words)))
-
-
-def _words(text: str, *, content: bool = False) -> list[str]:
-    words = _WORD.findall(text.lower())
-    # --- CJK dispatch (issue 10): no spaces, so CJK runs become bigrams (_plan_ja) ---
-    if has_cjk(text):
-        from sift.graphs.policies._plan_ja import cjk_words
-
-        return cjk_words(words, content=content)
-    return words
-
-
 @lru_cache(maxsize=65536)
 def norm_title(title: str) -> str:
     """A title as it would be written in running text: no parenthetical, lower case."""
-    return " ".join(_WORD.findall(_PAREN.sub(" ", title).lower()))
+    return " ".join(word_pattern.findall(_PAREN.sub(" ", title).lower()))
 
 
 def _is_cap(word: str) -> bool:
@@ -152,12 +117,9 @@ def candidate_spans(
     opening a sentence is taken for an ordinary word ("Filming took place ...").
     """
     # --- CJK dispatch (issue 10): Japanese text has no capitals; names are noun runs ---
-    if has_cjk(text):
-        from sift.graphs.policies._plan_ja import candidate_spans_ja, is_mostly_cjk
-
-        if is_mostly_cjk(text):
-            return candidate_spans_ja(text)
-    words = list(_WORD.finditer(text))
+    if has_cjk(text) and is_mostly_cjk(text):
+        return candidate_spans_ja(text)
+    words = list(word_pattern.finditer(text))
     spans: list[tuple[str, int]] = []
     i = 0
     while i < len(words):
@@ -205,30 +167,6 @@ def candidate_spans(
     return spans
 
 
-@dataclass
-class QuestionPlan:
-    """The decomposition of one question into the pieces the planner searches for."""
-
-    question: str
-    entities: list[str] = field(default_factory=list)
-    alternatives: list[str] = field(default_factory=list)
-    quoted: list[str] = field(default_factory=list)
-    numbers: list[str] = field(default_factory=list)
-    relations: list[str] = field(default_factory=list)
-    residual: list[str] = field(default_factory=list)
-    # The question's own words outside its entities, as text to append to a hop query.
-    residual_text: str = ""
-    comparison: bool = False
-
-    @property
-    def shape(self) -> str:
-        if self.comparison:
-            return "comparison"
-        if self.relations:
-            return "compositional"
-        return "bridge"
-
-
 _COMPARISON_CUES = re.compile(
     r"\b(which|who|what)\b.*\b(first|earlier|later|last|older|younger|oldest|youngest|"
     r"longer|shorter|taller|higher|larger|bigger|smaller|more|less|fewer|further|closer|"
@@ -264,8 +202,6 @@ def plan_question(question: str, limits: TextLimits | None = None) -> QuestionPl
     limits = limits or default_text_limits()
     # --- CJK dispatch (issue 10): Japanese questions are decomposed by _plan_ja ---
     if has_cjk(question):
-        from sift.graphs.policies._plan_ja import plan_question_ja
-
         return plan_question_ja(question, limits)
     plan = QuestionPlan(question=question)
     quoted = _quoted(limits.quote_min_chars, limits.quote_max_chars)
@@ -302,10 +238,10 @@ def plan_question(question: str, limits: TextLimits | None = None) -> QuestionPl
     plan.relations = [r for r in RELATION_CUES if re.search(rf"\b{r}", low)]
     entity_terms = {t for e in ordered for t in content_terms(e, limits)}
     plan.residual = [t for t in content_terms(question, limits) if t not in entity_terms]
-    entity_words = {w.lower() for e in ordered for w in _WORD.findall(e)}
+    entity_words = {w.lower() for e in ordered for w in word_pattern.findall(e)}
     words = [
         w
-        for w in _WORD.findall(question)
+        for w in word_pattern.findall(question)
         if w.lower() not in STOPWORDS
         and w.lower() not in entity_words
         and len(w) >= limits.residual_word_min_chars
@@ -315,4 +251,4 @@ def plan_question(question: str, limits: TextLimits | None = None) -> QuestionPl
 
 
 def _has_cap(text: str) -> bool:
-    return any(_is_cap(w) for w in _WORD.findall(text))
+    return any(_is_cap(w) for w in word_pattern.findall(text))

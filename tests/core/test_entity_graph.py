@@ -292,8 +292,7 @@ def test_config_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_no_limits_given_means_the_configurations_defaults(monkeypatch) -> None:
-    # Every number is EntityGraphConfig's: an extraction or a walk given no limits uses
-    # its defaults (not the environment's), and the limits carry no second copy.
+    # An extraction or a walk given no limits uses the defaults (not the environment's).
     monkeypatch.setenv("SIFT_ENTITY_GRAPH_CJK_MAX_CHARS", "3")
     monkeypatch.setenv("SIFT_ENTITY_GRAPH_STEPS", "1")
     assert EntityGraphConfig().limits().cjk_max_chars == 3
@@ -304,9 +303,9 @@ def test_no_limits_given_means_the_configurations_defaults(monkeypatch) -> None:
     assert passage_entities("", text) != passage_entities("", text, EntityGraphConfig().limits())
     graph = _toy()
     assert graph.walk(["signmark"]) == graph.walk(["signmark"], limits=defaults.walk_limits())
-    with pytest.raises(TypeError):
-        EntityLimits()  # type: ignore[call-arg]  # no defaults of its own
-    with pytest.raises(TypeError):
-        WalkLimits()  # type: ignore[call-arg]
+    # One copy of the defaults: the limits' own, which the configuration takes (the
+    # limits no longer import the configuration to find them: that was an import circle).
+    assert defaults.limits() == EntityLimits()
+    assert defaults.walk_limits() == WalkLimits()
     assert EntityGraphConfig(cjk_max_chars=5, frontier=7).limits().cjk_max_chars == 5
     assert EntityGraphConfig(cjk_max_chars=5, frontier=7).walk_limits().frontier == 7

@@ -45,7 +45,7 @@ from sift.entity_graph import (
     graph_row,
     question_entities,
 )
-from sift.integrations.stores.sqlite._derived import ChangeLog, Written
+from sift.integrations.stores.sqlite._changes import ChangeLog, Written
 from sift.integrations.stores.sqlite._extractor import Extractor
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 

@@ -40,7 +40,7 @@ from sift.integrations.stores._documents import (
     content_hash,
     items_of,
 )
-from sift.integrations.stores.sqlite._derived import Written
+from sift.integrations.stores.sqlite._changes import Written
 from sift.integrations.stores.sqlite._filtering import delete_fields, field_rows, insert_fields
 from sift.integrations.stores.sqlite._open import begin_write
 from sift.integrations.stores.sqlite._schema import OP_ADD, OP_DELETE, transaction
