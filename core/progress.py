@@ -8,6 +8,7 @@ Typed here once, so an emitter and a reader cannot disagree on a name or a field
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict, get_args
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ChunksPruned",
     "EventName",
     "Finished",
+    "OnEvent",
     "ProgressEvent",
     "TokenUsage",
     "ToolCallEvent",
@@ -90,3 +92,5 @@ class Finished(_Rollout):
 
 
 ProgressEvent = TurnStarted | ToolCallEvent | ChunksAdded | ChunksPruned | TokenUsage | Finished
+# What receives them: `asearch(on_event=...)`, the CLI's progress, the MCP and SSE relays.
+OnEvent = Callable[[ProgressEvent], None]

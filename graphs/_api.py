@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from sift.config import HarnessConfig, check_question, from_environment
@@ -12,14 +11,13 @@ from sift.graphs._build import build_graph, default_policy
 from sift.graphs._sync import run_sync
 from sift.graphs.rollouts import fork_policy, run_rollouts
 from sift.nodes import EpisodeInput
+from sift.progress import OnEvent, ProgressEvent
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
     from sift.protocols import Corpus, Policy
 
 __all__ = ["asearch", "search"]
-
-OnEvent = Callable[[dict[str, Any]], None]
 
 
 async def _episode(
@@ -42,7 +40,7 @@ async def _episode(
     last: dict[str, Any] = {}
     async for mode, chunk in graph.astream(state, stream_mode=["custom", "values"]):
         if mode == "custom":
-            on_event(cast(dict[str, Any], chunk))
+            on_event(cast(ProgressEvent, chunk))
         else:
             last = cast(dict[str, Any], chunk)
     return last["result"]
@@ -83,8 +81,8 @@ async def asearch(
         listener = None
         if on_event is not None:
 
-            def listener(event: dict[str, Any]) -> None:
-                on_event({**event, "rollout": index})
+            def listener(event: ProgressEvent) -> None:
+                on_event(cast(ProgressEvent, {**event, "rollout": index}))
 
         own = settings
         if settings.deadline_s is not None:

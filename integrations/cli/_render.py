@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
@@ -68,10 +68,9 @@ class EpisodeProgress:
         self._console = console
         self._enabled = enabled
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, typed: ProgressEvent) -> None:
         if not self._enabled:
             return
-        typed = cast("ProgressEvent", event)
         if typed["event"] == "sift.turn_started":
             self._console.print(f"[bold]turn {typed.get('turn')}[/bold]", highlight=False)
         elif typed["event"] == "sift.tool_call":

@@ -58,7 +58,6 @@ from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._processes import SearchProcesses
 from sift.integrations.http._search import (
     Job,
-    OnEvent,
     SearchPlan,
     agentic,
     run_search,
@@ -66,6 +65,7 @@ from sift.integrations.http._search import (
     single_shot_fallback,
 )
 from sift.integrations.http._settings import PolicyName
+from sift.progress import OnEvent
 from sift.types import Document, SearchResult, UpsertReport
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.encoders import jsonable_encoder
@@ -350,9 +350,9 @@ async def search(
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[ProgressEvent] = asyncio.Queue()
 
-    def on_event(event: Any) -> None:
+    def on_event(event: ProgressEvent) -> None:
         # Called on the thread that runs or waits for the search: hand over through the loop.
-        data = cast("ProgressEvent", event if isinstance(event, dict) else jsonable_encoder(event))
+        data = event if isinstance(event, dict) else jsonable_encoder(event)
         loop.call_soon_threadsafe(queue.put_nowait, data)
 
     task = asyncio.ensure_future(

@@ -42,7 +42,6 @@ from sift.integrations.http._errors import UNAVAILABLE, ApiError
 from sift.integrations.http._search import (
     Abandoned,
     Job,
-    OnEvent,
     SearchPlan,
     agentic,
     run_search,
@@ -50,6 +49,7 @@ from sift.integrations.http._search import (
 )
 from sift.integrations.http._settings import PolicyName
 from sift.integrations.interpreters import child_pipes, start_python
+from sift.progress import OnEvent, ProgressEvent
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -535,7 +535,7 @@ def _answer(
     forward: OnEvent | None = None
     if request.stream:
 
-        def forward(event: dict[str, Any]) -> None:
+        def forward(event: ProgressEvent) -> None:
             sender.send(("event", to_jsonable_python(event, fallback=str)))
 
     return run_search(_SignalledJob(), collection.name, corpus, plan, request.due, forward)

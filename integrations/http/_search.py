@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sift.filters import Filter
 from sift.integrations.http._errors import INVALID_REQUEST, ApiError
 from sift.integrations.http._settings import PolicyName
+from sift.progress import OnEvent, ProgressEvent
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Abandoned",
     "Job",
-    "OnEvent",
     "SearchPlan",
     "agentic",
     "run_search",
@@ -35,7 +35,6 @@ __all__ = [
 
 log = logging.getLogger("sift.http")
 
-OnEvent = Callable[[dict[str, Any]], None]
 
 # Below this much time left when its worker starts, an agentic search goes straight to the
 # single-shot fallback: an episode needs at least a turn to find anything.
@@ -92,7 +91,7 @@ class Job:
         """An `on_event` for the harness: forwards events, and is where an abandoned
         episode stops (the harness calls it after every step)."""
 
-        def on_event(event: dict[str, Any]) -> None:
+        def on_event(event: ProgressEvent) -> None:
             if self.abandoned:
                 raise Abandoned
             if forward is not None:
@@ -110,11 +109,23 @@ def _policy(name: PolicyName) -> Policy | None:
 
 
 def single_shot(plan: SearchPlan, corpus: Corpus) -> SearchResult:
+    """The plan's one search, with the run's settings (the request's `config` over the
+    server's environment), as an episode takes them: the deadline fallback and
+    `mode="single_shot"` both."""
     from sift import graphs
 
     return graphs.single_shot(
-        plan.question, corpus, top_k=plan.top_k, mode="hybrid", filters=plan.filters
+        plan.question, corpus, config=_config(plan), top_k=plan.top_k, filters=plan.filters
     )
+
+
+def _config(plan: SearchPlan, **update: Any) -> Any:
+    from sift import graphs
+
+    try:
+        return graphs.HarnessConfig(**{**plan.config, **update})
+    except ValueError as exc:
+        raise ApiError(422, INVALID_REQUEST, f"invalid harness configuration: {exc}") from None
 
 
 def single_shot_fallback(plan: SearchPlan, corpus: Corpus) -> SearchResult:
@@ -132,10 +143,7 @@ def single_shot_fallback(plan: SearchPlan, corpus: Corpus) -> SearchResult:
 def agentic(plan: SearchPlan, corpus: Corpus, deadline_s: float, on_event: OnEvent) -> SearchResult:
     from sift import graphs
 
-    try:
-        config = graphs.HarnessConfig(**{**plan.config, "deadline_s": deadline_s})
-    except ValueError as exc:
-        raise ApiError(422, INVALID_REQUEST, f"invalid harness configuration: {exc}") from None
+    config = _config(plan, deadline_s=deadline_s)
     return _worker_loop().run_until_complete(
         graphs.asearch(
             plan.question,

@@ -12,12 +12,10 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-if TYPE_CHECKING:
-    from sift.progress import ProgressEvent
+from sift.progress import ProgressEvent
 
 __all__ = ["ProgressRelay", "describe"]
 
@@ -31,9 +29,8 @@ def _short(value: object, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def describe(event: dict[str, Any], total: int) -> str | None:
+def describe(typed: ProgressEvent, total: int) -> str | None:
     """The message of one event, or None for events that are not reported."""
-    typed = cast("ProgressEvent", event)
     if typed["event"] == "sift.turn_started":
         return f"turn {typed.get('turn')}/{total}: {typed.get('tokens', 0):,} tokens in context"
     if typed["event"] == "sift.tool_call":
@@ -58,20 +55,19 @@ class ProgressRelay:
     def __init__(self, report: Report, total: int) -> None:
         self._report = report
         self._total = total
-        self._send, self._receive = anyio.create_memory_object_stream[dict[str, Any]](math.inf)
+        self._send, self._receive = anyio.create_memory_object_stream[ProgressEvent](math.inf)
         self._last = -1.0
         self._turn = 0
         self._calls = 0
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: ProgressEvent) -> None:
         self._send.send_nowait(event)
 
     def close(self) -> None:
         """No more events: `run` returns once the queued ones are sent."""
         self._send.close()
 
-    def _progress(self, event: dict[str, Any]) -> float:
-        typed = cast("ProgressEvent", event)
+    def _progress(self, typed: ProgressEvent) -> float:
         if typed["event"] == "sift.turn_started":
             self._turn, self._calls = int(typed.get("turn") or self._turn + 1), 0
             value = float(self._turn - 1)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from sift.progress import OnEvent, ProgressEvent
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ async def asearch_rollouts(
     config: HarnessConfig | None = None,
     filters: Any = None,
     top_k: int | None = None,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: OnEvent | None = None,
 ) -> RolloutRun:
     """`sift.graphs.asearch` that also returns each rollout's result.
 
@@ -64,9 +64,9 @@ async def asearch_rollouts(
     gate = asyncio.Semaphore(settings.rollout_concurrency)
 
     async def one(index: int) -> SearchResult:
-        def listener(event: dict[str, Any]) -> None:
+        def listener(event: ProgressEvent) -> None:
             if on_event is not None:
-                on_event({**event, "rollout": index})
+                on_event(cast(ProgressEvent, {**event, "rollout": index}))
 
         async with gate:
             return await graphs.asearch(
