@@ -105,12 +105,12 @@ class Filter(BaseModel):
 def _compare(left: Any, right: Any, op: str) -> bool:
     try:
         if op == "gt":
-            return left > right
+            return bool(left > right)
         if op == "gte":
-            return left >= right
+            return bool(left >= right)
         if op == "lt":
-            return left < right
-        return left <= right
+            return bool(left < right)
+        return bool(left <= right)
     except TypeError:
         # Mixed types (a string against a number) never match rather than crash a search.
         return False
