@@ -65,6 +65,10 @@ _QUEUED = 2
 # set always wins.
 _SWITCH = 2
 _TERM_SET_MIN = 256
+# A filter's text equalities join the query as terms when they allow less than this
+# share of the chunks; a wider filter costs less asked a little deeper (a 50 % filter
+# at 100k chunks: 1.0 ms by terms, the unfiltered 0.5 ms asked 41 deep).
+_TERMS_BELOW = 0.25
 
 
 def _schema() -> tantivy.Schema:
@@ -340,17 +344,18 @@ class LexicalIndex:
         """(cid, BM25 score) best first. The query is built from the analyzer's terms as
         term queries: no query parser ever reads the text. `allowed` (a filter's chunks):
         only those. A filter whose conditions include text equalities (`Allowed.terms`)
-        joins the query as those `meta` terms, which tantivy intersects with the text's
-        postings; otherwise a few allowed chunks join it as a term set of their rowids,
-        and many are found by asking deep enough for their share (`_SWITCH`). Filter
-        clauses score nothing: scores are those of the whole index."""
-        if allowed is not None and allowed.terms and len(allowed):
+        and allow under a quarter of the chunks joins the query as those `meta` terms,
+        which tantivy intersects with the text's postings; otherwise a few allowed chunks
+        join it as a term set of their rowids, and many are found by asking deep enough
+        for their share (`_SWITCH`). Filter clauses score nothing: scores are those of
+        the whole index."""
+        total = self.count() if allowed is not None and len(allowed) else 0
+        if allowed is not None and allowed.terms and len(allowed) < _TERMS_BELOW * total:
             terms = self._terms_query(allowed.terms)
             return _passing(lambda n: self._ranked(text, n, exclude, terms), limit, allowed)
-        if allowed is not None and len(allowed) > _TERM_SET_MIN:
-            total = self.count()
-            if len(allowed) ** 2 > _SWITCH * limit * total:
-                return deepen(lambda n: self.search(text, n, exclude), limit, allowed, total)
+        wide = allowed is not None and len(allowed) > _TERM_SET_MIN
+        if wide and allowed is not None and len(allowed) ** 2 > _SWITCH * limit * total:
+            return deepen(lambda n: self.search(text, n, exclude), limit, allowed, total)
         if allowed is not None and not len(allowed):
             return []
         inside = None

@@ -236,3 +236,40 @@ def test_a_filter_follows_writes(store: SqliteCorpus, tmp_path: Path) -> None:
     store.delete(["late"])
     again = {h.chunk.doc_id for h in store.search("river", k=50, mode="bm25", filters=spec)}
     assert again == before
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"tenant": "half"},  # wide: the ranking asked deeper, the rest dropped
+        {"tenant": "few"},  # a text equality: tantivy's meta terms
+        {"tenant": ["few", "東京"]},  # the same, one of two values
+        {"n": {"gte": 100, "lt": 160}},  # no text equality, few chunks: a rowid term set
+        {"n": {"gte": 0, "lt": 400}},  # no text equality, many: asked deeper
+        {"tenant": "half", "n": {"lt": 300}},  # terms too wide: asked deeper, then checked
+    ],
+    ids=["wide", "terms", "terms-in", "rowid-set", "deeper", "mixed"],
+)
+def test_every_bm25_path_returns_the_top_k_of_the_matching_chunks(
+    tmp_path: Path, spec: dict[str, Any]
+) -> None:
+    docs = [
+        Document(
+            id=f"p{i}",
+            text=f"river {'castle ' * (i % 7)}harbour {i}",
+            metadata={
+                "tenant": "half" if i % 2 else ("few" if i % 20 == 0 else "東京"),
+                "n": i,
+            },
+        )
+        for i in range(1200)
+    ]
+    with SqliteCorpus(tmp_path / "s", embedder="hash") as corpus:
+        corpus.upsert(docs)
+        parsed = Filter.of(spec)
+        for k in (5, 30):
+            got = corpus.search("castle river", k=k, mode="bm25", filters=spec)
+            every = corpus.search("castle river", k=1000, mode="bm25")
+            want = [h for h in every if matches(parsed, _record(h))][:k]
+            assert [h.chunk.chunk_id for h in got] == [h.chunk.chunk_id for h in want]
+            assert [h.score for h in got] == pytest.approx([h.score for h in want])
