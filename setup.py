@@ -31,8 +31,7 @@ for name, folder in ROOTS.items():
 pieces = Extension(
     "sift.integrations.embedders._pieces",
     sources=["integrations/embedders/_pieces.c"],
-    include_dirs=["integrations"],
-    depends=["integrations/_native/table.h"],
+    depends=["integrations/embedders/_pieces_table.h"],
     # Plain float adds in the source order: the vectors must stay bit for bit those of
     # the Python path (no -ffast-math, no reassociation).
     extra_compile_args=["-O3", "-std=c11", "-fno-fast-math"],

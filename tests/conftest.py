@@ -50,7 +50,7 @@ def load_script(path: Path, name: str) -> ModuleType:
 @pytest.fixture
 def colliding_build(tmp_path: Path) -> Callable[[str], ModuleType]:
     """Builds one of sift's C parts (its source, from the repository root) with 4 hash bits
-    (SIFT_HASH_MASK, integrations/_native/table.h): nearly every key shares its hash with
+    (SIFT_HASH_MASK, integrations/embedders/_pieces_table.h): nearly every key shares its hash with
     others, so the code that tells them apart runs."""
 
     def build(source: str) -> ModuleType:
@@ -66,7 +66,6 @@ def colliding_build(tmp_path: Path) -> Callable[[str], ModuleType]:
             "-shared",
             "-fPIC",
             f"-I{include}",
-            f"-I{ROOT / 'integrations'}",
         ]
         subprocess.run(
             [compiler, *flags, "-DSIFT_HASH_MASK=0xF", str(ROOT / source), "-o", str(target)],

@@ -74,14 +74,6 @@ def _title_matches(title_n: str, entity_n: str, jaccard: float) -> bool:
     return len(a & b) / len(a | b) >= jaccard
 
 
-def _role_of(argument: str, plan: QuestionPlan) -> str:
-    if argument == plan.question:
-        return "question"
-    if argument in plan.entities:
-        return "entity"
-    return "hop"
-
-
 def score_chunks(
     plan: QuestionPlan,
     seen: dict[str, SeenChunk],

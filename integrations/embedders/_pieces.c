@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_native/table.h"
+#include "_pieces_table.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(address) __builtin_prefetch(address)
@@ -126,7 +126,7 @@ typedef struct {
 
 enum { POOLED = 0, WHOLE = 1, MISSING = 2 };
 
-/* FNV-1a over a piece's code points (table.h), fed one at a time: the split hashes as it
+/* FNV-1a over a piece's code points (_pieces_table.h), fed one at a time: the split hashes as it
  * goes. */
 static uint64_t
 hash_piece(const Py_UCS4 *key, size_t len)

@@ -198,12 +198,6 @@ class ApiError(Exception):
         )
 
 
-def error_response(
-    status: int, code: int, message: str, headers: dict[str, str] | None = None
-) -> JSONResponse:
-    return ApiError(status, code, message, headers=headers).response()
-
-
 def _where(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
     return ".".join(parts) or "body"

@@ -13,9 +13,9 @@ idle one and forwards its events; a request that stops waiting sends its process
 which the episode reads at its next step. A search process that does not stop within
 `_KILL_AFTER_S` of that, or that dies, is replaced by a new one.
 
-A search process is a child interpreter (`sift.integrations.interpreters`, as the store's
-ingest child: never a fork of this multi-threaded process, never a re-run of the caller's
-main module as multiprocessing's spawn would do) driven over two pipes; it exits when its
+A search process is a child interpreter (`sift.integrations.interpreters`: never a fork
+of this multi-threaded process, never a re-run of the caller's main module as
+multiprocessing's spawn would do) driven over two pipes; it exits when its
 request pipe closes, so it never outlives the service, even one killed with SIGKILL.
 """
 
