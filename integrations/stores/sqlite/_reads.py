@@ -215,6 +215,8 @@ def stats(state: State) -> CorpusStats:
         count_documents,
         count_chunks,
         {
+            # What the file holds: an older version read as it is says so.
+            "schema_version": int(meta.get("schema_version", SCHEMA_VERSION)),
             **settings,
             "sequence": state.seq,
             "lexical_sequence": derived.lexical.seq,
@@ -266,7 +268,7 @@ def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> 
         dim=state.dim,
         backend="sqlite",
         location=str(state.path),
-        schema_version=SCHEMA_VERSION,
+        schema_version=int(extra.pop("schema_version", SCHEMA_VERSION)),
         extra=extra,
     )
 

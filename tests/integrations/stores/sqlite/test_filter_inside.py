@@ -273,3 +273,34 @@ def test_every_bm25_path_returns_the_top_k_of_the_matching_chunks(
             want = [h for h in every if matches(parsed, _record(h))][:k]
             assert [h.chunk.chunk_id for h in got] == [h.chunk.chunk_id for h in want]
             assert [h.score for h in got] == pytest.approx([h.score for h in want])
+
+
+def test_a_version_2_store_gains_its_filter_rows_when_opened_for_writing(tmp_path: Path) -> None:
+    """A store written before the `fields` table (schema 2): opened read-only it filters
+    as before (after ranking); opened for writing it is migrated, its rows filled from
+    the documents' metadata, and filters run inside the index."""
+    import sqlite3
+
+    path = tmp_path / "old"
+    with SqliteCorpus(path, embedder="hash") as corpus:
+        corpus.upsert(_documents())
+        expected = [
+            h.chunk.chunk_id for h in corpus.search("river", k=8, filters={"tenant": "rare"})
+        ]
+    conn = sqlite3.connect(path / "sift.db")
+    conn.execute("DROP TABLE fields")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with SqliteCorpus(path, writer=False) as reader:
+        assert reader.stats().schema_version == 2  # read as it is, not migrated
+        got = reader.search("river", k=8, filters={"tenant": "rare"})
+        assert [h.chunk.chunk_id for h in got] == expected
+    with SqliteCorpus(path) as writer:
+        assert writer.stats().schema_version == 3
+        got = writer.search("river", k=8, filters={"tenant": "rare"})
+        assert [h.chunk.chunk_id for h in got] == expected
+    conn = sqlite3.connect(path / "sift.db")
+    (rows,) = conn.execute("SELECT count(*) FROM fields WHERE name = 'tenant'").fetchone()
+    conn.close()
+    assert rows == 80
