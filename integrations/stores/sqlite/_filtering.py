@@ -20,7 +20,9 @@ return None: the caller filters the old way, after ranking.
 `Allowed` is what a search is given: the sorted chunk rowids a filter allows, kept per
 (filter, change sequence) in a small cache (`FilterCache`), since a pipeline runs many
 questions under one tenant's filter. Each index then ranks inside it: the vectors score
-only those rows, tantivy gets them as a term set, grep reads only them.
+only those rows (or mask the others), tantivy intersects the text's postings with the
+filter's text equalities (`Allowed.terms`, kept as terms in the BM25 index) or with the
+rows themselves, or is asked deeper for a wide filter, and grep reads only those rows.
 """
 
 from __future__ import annotations
