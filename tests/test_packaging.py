@@ -217,3 +217,20 @@ def test_the_version_is_written_once_and_the_changelog_names_it(wheel: Path) -> 
     assert headings[0] == "Unreleased", headings
     assert headings[1] == version, f"CHANGELOG.md's latest release is {headings[1]}, not {version}"
     assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M)
+
+
+def test_the_package_tree_has_the_shape_setup_py_installs(tmp_path: Path) -> None:
+    """scripts/package_tree.sh (what .ci/mypy and folder-scanning tools read) lays the
+    root folders out as the installed package: sift's own modules at the top, the
+    three sub-packages under it, each a link into the checkout."""
+    subprocess.run([str(ROOT / "scripts" / "package_tree.sh"), str(tmp_path)], check=True)
+    tree = tmp_path / "sift"
+    for name in ("__init__.py", "types.py", "fusion.py", "llm/__init__.py"):
+        assert (tree / name).resolve() == (ROOT / "core" / name).resolve(), name
+    for sub in ("nodes", "graphs", "integrations"):
+        assert (tree / sub / "__init__.py").resolve() == (ROOT / sub / "__init__.py").resolve()
+    # Made anew: a second run over the same folder gives the same tree.
+    subprocess.run([str(ROOT / "scripts" / "package_tree.sh"), str(tmp_path)], check=True)
+    assert sorted(p.name for p in tree.iterdir()) == sorted(
+        [p.name for p in (ROOT / "core").iterdir()] + ["nodes", "graphs", "integrations"]
+    )
