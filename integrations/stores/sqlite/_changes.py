@@ -6,8 +6,9 @@ that the indexes and `_derived`, which opens them, import it and not each other.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,9 +57,9 @@ class Written:
     # Their chunk ids ("<doc id>_<index>"), row for row: the entity index keys its rows
     # by them, and the writer has them at hand (it asked SQLite again, batch by batch).
     chunk_ids: list[str]
-    # Their documents' metadata as stored (JSON), row for row: the BM25 index keeps its
-    # text values as terms for filters.
-    metadata: list[str] = field(default_factory=list)
+    # Their documents' metadata, row for row (one object per document): the BM25 index
+    # keeps its text values as terms for filters.
+    metadata: list[Mapping[str, Any]] = field(default_factory=list)
 
 
 class DerivedIndex(Protocol):

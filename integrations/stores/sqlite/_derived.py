@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sift.analysis import Analyzer
 from sift.errors import CorpusError
@@ -305,7 +305,7 @@ class _Lexical:
 
     def apply(self, written: Written) -> None:
         self.index.delete(written.removed)
-        metadata = written.metadata or ["{}"] * len(written.rows)
+        metadata: list[Mapping[str, Any] | str] = [*written.metadata] or ["{}"] * len(written.rows)
         self.index.add(
             (cid, title, text, meta)
             for (cid, title, text), meta in zip(written.rows, metadata, strict=True)

@@ -42,7 +42,6 @@ from sift.integrations.stores.locations import CHUNK_KEYS, LOCATION_KEYS, chunk_
 
 __all__ = [
     "FIELDS_DDL",
-    "META_VALUE_MAX_CHARS",
     "Allowed",
     "FilterCache",
     "deepen",
@@ -50,7 +49,7 @@ __all__ = [
     "field_rows",
     "fill_fields",
     "insert_fields",
-    "meta_name",
+    "meta_term",
 ]
 
 # What a row of `fields` holds, by kind. Numbers keep their value and Python's str() of
@@ -65,16 +64,20 @@ FIELDS_DDL = """
 CREATE TABLE IF NOT EXISTS fields (
     doc INTEGER NOT NULL,
     name TEXT NOT NULL,
+    ord INTEGER NOT NULL,
     kind INTEGER NOT NULL,
     value,
     text TEXT,
-    listed INTEGER NOT NULL
-);
+    listed INTEGER NOT NULL,
+    PRIMARY KEY (doc, name, ord)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS fields_by_value ON fields (name, value, doc);
-CREATE INDEX IF NOT EXISTS fields_by_doc ON fields (doc, name);
 CREATE INDEX IF NOT EXISTS fields_python ON fields (name, doc) WHERE kind = 3;
 """
-# (`value` has no declared type on purpose: no affinity, so '1' stays text beside 1.)
+# `value` has no declared type on purpose: no affinity, so '1' stays text beside 1. The
+# rows are kept in their primary key's order, by document (WITHOUT ROWID: no second
+# b-tree to write for them), appended as documents are; `fields_by_value` finds the
+# documents of a value.
 
 
 def _row(value: Any) -> tuple[int, Any, str | None]:
@@ -103,14 +106,16 @@ def field_rows(doc: int, metadata: Mapping[str, Any]) -> list[tuple[Any, ...]]:
             continue
         if isinstance(value, list):
             if not value:
-                rows.append((doc, name, _EMPTY_LIST, None, None, 1))
-            rows.extend((doc, name, *_row(item), 1) for item in value)
+                rows.append((doc, name, 0, _EMPTY_LIST, None, None, 1))
+            rows.extend((doc, name, i, *_row(item), 1) for i, item in enumerate(value))
         else:
-            rows.append((doc, name, *_row(value), 0))
+            rows.append((doc, name, 0, *_row(value), 0))
     return rows
 
 
-_INSERT = "INSERT INTO fields (doc, name, kind, value, text, listed) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT = (
+    "INSERT INTO fields (doc, name, ord, kind, value, text, listed) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def insert_fields(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -178,15 +183,14 @@ class _Sql:
                 )
             return rows + " f WHERE 1", []
         if correlated:
-            # By document: the planner otherwise walks a range's index entries once per
-            # document checked.
-            return "fields f INDEXED BY fields_by_doc WHERE f.doc = d.id AND f.name = ?", [
-                self.name
-            ]
+            return "fields f WHERE f.doc = d.id AND f.name = ?", [self.name]
         return "fields f WHERE f.name = ?", [self.name]
 
     def has(self, where: str, params: list[Any]) -> tuple[str, list[Any]]:
         rows, head = self.source(correlated=True)
+        # By document, on the primary key: `+f.value` keeps the planner from walking a
+        # range's entries of `fields_by_value` once per document checked.
+        where = where.replace("f.value", "+f.value")
         return f"EXISTS (SELECT 1 FROM {rows} AND ({where}))", head + params
 
     def docs(self, where: str, params: list[Any]) -> tuple[str, list[Any]]:
@@ -313,15 +317,25 @@ def _estimate(conn: sqlite3.Connection, driver: tuple[str, list[Any]]) -> int:
     return int(count)
 
 
-# The BM25 index keeps each document's text values as terms (`_lexical`'s `meta`) up to
-# this length, under names a JSON path can name: a filter's text equalities on such
-# names and values are said to tantivy as those terms.
+# The BM25 index keeps each document's text values of at most this length as terms
+# (`_lexical`'s `meta`: `meta_term`): a filter's text equalities are said to tantivy as
+# those terms.
 META_VALUE_MAX_CHARS = 256
+_META_SEPARATOR = "\x1f"
 
 
-def meta_name(name: str) -> bool:
-    """Whether a metadata name can be a JSON path of `meta` (a dot would split it)."""
-    return bool(name) and not any(c in name for c in ".\\$") and name == name.strip()
+def meta_term(name: str, value: Any) -> str | None:
+    """The BM25 index's term for a metadata text value (name, unit separator, value), or
+    None for a value it keeps no term of (not text, too long, or holding the separator
+    where it would be ambiguous)."""
+    if (
+        not isinstance(value, str)
+        or len(value) > META_VALUE_MAX_CHARS
+        or _META_SEPARATOR in name
+        or _META_SEPARATOR in value
+    ):
+        return None
+    return f"{name}{_META_SEPARATOR}{value}"
 
 
 def _text_terms(spec: Filter) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -340,9 +354,7 @@ def _text_terms(spec: Filter) -> tuple[tuple[str, tuple[str, ...]], ...]:
             values = tuple(c.value)
         else:
             continue
-        if meta_name(c.field) and all(
-            isinstance(v, str) and len(v) <= META_VALUE_MAX_CHARS for v in values
-        ):
+        if all(meta_term(c.field, v) is not None for v in values):
             out.append((c.field, values))
     return tuple(out)
 

@@ -287,7 +287,7 @@ def write_prepared(
     chunk_rows: list[tuple[Any, ...]] = []
     vector_rows: list[tuple[int, memoryview]] = []
     lexical_rows: list[tuple[int, str, str]] = []
-    lexical_metadata: list[str] = []
+    lexical_metadata: list[Mapping[str, Any]] = []
     chunk_ids: list[str] = []
     field_rows_: list[tuple[Any, ...]] = []
     # One normalisation for the whole batch; rows follow the documents' chunk order.
@@ -315,7 +315,7 @@ def write_prepared(
                 chunk_rows.append((cid, next_doc, index, text, start, end, tokens))
                 vector_rows.append((cid, blob[row * width : (row + 1) * width]))
                 lexical_rows.append((cid, doc.title, text))
-                lexical_metadata.append(metadata)
+                lexical_metadata.append(doc.metadata)
                 chunk_ids.append(make_chunk_id(doc.id, index))
                 row += 1
             next_doc += 1

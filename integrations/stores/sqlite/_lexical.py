@@ -21,7 +21,7 @@ import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,7 @@ from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.locations import LOCATION_KEYS
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure, index_damaged
-from sift.integrations.stores.sqlite._filtering import (
-    META_VALUE_MAX_CHARS,
-    Allowed,
-    deepen,
-    meta_name,
-)
+from sift.integrations.stores.sqlite._filtering import Allowed, deepen, meta_term
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
@@ -51,8 +46,8 @@ __all__ = ["LexicalIndex"]
 # index holds the same terms either way.
 _FORMAT = 3
 _FIELDS = ("title", "text")
-# 3 added `meta`: the text values of each chunk's document metadata, as raw terms
-# (`Allowed.terms`; values past META_VALUE_MAX_CHARS are left out).
+# 3 added `meta`: the text values of each chunk's document metadata, one raw term each
+# (`meta_term`: name, unit separator, value), for filters' text equalities.
 META = "meta"
 # Batches queued for the lexical thread at most: one being added, one waiting. More would
 # only hold more texts in memory; the writer cannot get further ahead than its own pace.
@@ -76,27 +71,23 @@ def _schema() -> tantivy.Schema:
     builder.add_unsigned_field("cid", indexed=True, fast=True)
     for name in _FIELDS:
         builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
-    builder.add_json_field(META, stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(META, stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
-def meta_terms(metadata: str) -> str | None:
-    """The JSON `meta` holds for a document's metadata (as stored): its text values (a
-    list's text items) of at most META_VALUE_MAX_CHARS, under names a JSON path can
-    name; None when there are none."""
-    try:
-        parsed = json.loads(metadata)
-    except ValueError:
-        return None
-    kept: dict[str, Any] = {}
-    for name, value in parsed.items() if isinstance(parsed, dict) else ():
-        if not meta_name(name) or name in LOCATION_KEYS:
+def meta_terms(metadata: Mapping[str, Any] | str) -> list[str]:
+    """The `meta` terms of a document's metadata (a dict, or as stored: JSON): one per
+    text value (`meta_term`), location tables aside."""
+    parsed = json.loads(metadata) if isinstance(metadata, str) else metadata
+    terms: list[str] = []
+    for name, value in parsed.items() if isinstance(parsed, Mapping) else ():
+        if name in LOCATION_KEYS:
             continue
-        values = value if isinstance(value, list) else [value]
-        texts = [v for v in values if isinstance(v, str) and len(v) <= META_VALUE_MAX_CHARS]
-        if texts:
-            kept[name] = texts if isinstance(value, list) else texts[0]
-    return json.dumps(kept, ensure_ascii=False) if kept else None
+        for item in value if isinstance(value, list) else (value,):
+            term = meta_term(name, item)
+            if term is not None:
+                terms.append(term)
+    return terms
 
 
 class LexicalIndex:
@@ -253,26 +244,27 @@ class LexicalIndex:
         self._check_failure()
         self._w()
 
-    def add(self, rows: Iterable[tuple[int, str, str, str]]) -> None:
-        """Queues the chunks (cid, title, text, document metadata as JSON) for the
-        lexical thread."""
+    def add(self, rows: Iterable[tuple[int, str, str, Mapping[str, Any] | str]]) -> None:
+        """Queues the chunks (cid, title, text, their document's metadata: a dict, or
+        JSON as stored) for the lexical thread."""
         self._pristine = False
         self._w()
         self._queue(self._add, list(rows))
 
     # The lexical thread's work reaches the writer through self, never holds it in a
     # frame: a failure's traceback must not keep the writer (and its lock) alive.
-    def _add(self, rows: list[tuple[int, str, str, str]]) -> None:
+    def _add(self, rows: list[tuple[int, str, str, Mapping[str, Any] | str]]) -> None:
         docs = []
-        terms_of: dict[str, str | None] = {}  # a document's chunks share its metadata
+        # A document's chunks share its metadata (the same object, or the same JSON).
+        terms_of: dict[int | str, list[str]] = {}
         for cid, _, _, metadata in rows:
             doc = tantivy.Document()
             doc.add_unsigned("cid", cid)
-            if metadata not in terms_of:
-                terms_of[metadata] = meta_terms(metadata)
-            terms = terms_of[metadata]
-            if terms is not None:
-                doc.add_json(META, terms)
+            key = metadata if isinstance(metadata, str) else id(metadata)
+            if key not in terms_of:
+                terms_of[key] = meta_terms(metadata)
+            for term in terms_of[key]:
+                doc.add_text(META, term)
             docs.append(doc)
         self._analysis.fill(docs, "title", [title for _, title, _, _ in rows])
         self._analysis.fill(docs, "text", [text for _, _, text, _ in rows])
@@ -367,7 +359,9 @@ class LexicalIndex:
         """Every (name, values) of a filter's text equalities: one of the values."""
         clauses = []
         for name, values in terms:
-            each = [tantivy.Query.term_query(self._schema, f"{META}.{name}", v) for v in values]
+            each = [
+                tantivy.Query.term_query(self._schema, META, meta_term(name, v)) for v in values
+            ]
             one = (
                 each[0]
                 if len(each) == 1

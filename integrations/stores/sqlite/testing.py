@@ -94,11 +94,11 @@ def fields_out_of_step(db: Path) -> list[str]:
             wrong.append("orphan rows")
         for doc, doc_id, metadata in conn.execute("SELECT id, doc_id, metadata FROM documents"):
             rows = conn.execute(
-                "SELECT doc, name, kind, value, text, listed FROM fields WHERE doc = ? "
-                "ORDER BY rowid",
+                "SELECT doc, name, ord, kind, value, text, listed FROM fields WHERE doc = ? "
+                "ORDER BY name, ord",
                 (doc,),
             ).fetchall()
-            if rows != field_rows(doc, json.loads(metadata)):
+            if rows != sorted(field_rows(doc, json.loads(metadata)), key=lambda r: r[1:3]):
                 wrong.append(doc_id)
         return wrong
     finally:

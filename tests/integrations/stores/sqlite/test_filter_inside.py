@@ -82,7 +82,8 @@ def _database(docs: list[dict[str, Any]]) -> sqlite3.Connection:
             [(doc, 0, 0, 5), (doc, 1, 5, 10)],
         )
         conn.executemany(
-            "INSERT INTO fields (doc, name, kind, value, text, listed) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO fields (doc, name, ord, kind, value, text, listed) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             field_rows(doc, meta),
         )
     return conn
