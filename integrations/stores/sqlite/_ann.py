@@ -223,7 +223,9 @@ class AnnVectors:
             return index, allowed.rowids[keep], matrix
 
         held = allowed.remembered(("ann", id(self)), read)
-        if held[0] is not self._index:
+        if held[0] is not self._index or len(held[1]) < len(allowed):
+            # Another graph, or chunks its worker had not added yet when they were read:
+            # read again, not kept until the next write.
             held = read()
             allowed.memo[("ann", id(self))] = held
         return held[1], held[2]

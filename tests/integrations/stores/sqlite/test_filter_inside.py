@@ -305,3 +305,41 @@ def test_a_version_2_store_gains_its_filter_rows_when_opened_for_writing(tmp_pat
     (rows,) = conn.execute("SELECT count(*) FROM fields WHERE name = 'tenant'").fetchone()
     conn.close()
     assert rows == 80
+
+
+@pytest.mark.parametrize("share", ["few", "many"])
+def test_the_hnsw_graph_ranks_inside_a_filter(
+    tmp_path: Path, share: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the approximate index: a filter's few chunks are scored exactly from the
+    graph's vectors, many are found by walking deeper (past `_EXACT_FILTERED`, here made
+    small); either way only matching chunks, k of them, and the few ranked as an exact
+    pass over them ranks them."""
+    from sift.integrations.stores.sqlite import _ann
+
+    monkeypatch.setattr(_ann, "_EXACT_FILTERED", 100)
+    docs = [
+        Document(
+            id=f"v{i}",
+            text=f"harbour bridge {i} " + ("東京 " if i % 3 else "river ") * (i % 5),
+            metadata={"group": "few" if i % 40 == 0 else "many"},
+        )
+        for i in range(600)
+    ]
+    with SqliteCorpus(
+        tmp_path / "ann", embedder="hash", vector_index="ann", ann_threshold=1
+    ) as corpus:
+        corpus.upsert(docs)
+        assert corpus.stats().extra["vector_index"] == "ann"
+        got = corpus.search("harbour river", k=8, mode="dense", filters={"group": share})
+        assert len(got) == 8 and all(h.chunk.metadata["group"] == share for h in got)
+        scores = [h.score for h in got]
+        assert scores == sorted(scores, reverse=True)
+        if share == "few":
+            # Scored from the graph's own (bfloat16) vectors in float32: the scores the
+            # graph gives, to its rounding, and the best of them (ties in any order).
+            every = corpus.search("harbour river", k=600, mode="dense")
+            graph = {h.chunk.chunk_id: h.score for h in every if h.chunk.metadata["group"] == "few"}
+            scores = [h.score for h in got]
+            assert scores == pytest.approx([graph[h.chunk.chunk_id] for h in got], abs=1e-2)
+            assert scores == pytest.approx(sorted(graph.values(), reverse=True)[:8], abs=1e-2)
