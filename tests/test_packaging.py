@@ -154,6 +154,7 @@ def test_console_script_and_store_back_ends_are_registered(wheel: Path) -> None:
     stores = dict(entries["sift.stores"])
     assert stores == {
         "file": "sift.integrations.stores:open_embedded",
+        "sqlite": "sift.integrations.stores:open_embedded",
         "weaviate": "sift.integrations.stores:open_weaviate",
         "weaviates": "sift.integrations.stores:open_weaviate",
     }
