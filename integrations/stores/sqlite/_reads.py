@@ -288,8 +288,14 @@ def _filter_plan(
     return None, _FilterCheck(conn, spec).allowed
 
 
+# A filter allowing at most this many chunks has them read directly: visiting every
+# block of trigram signatures to keep a few rows cost more than the rows (1M chunks, 50
+# allowed: 6.3 ms against 2.3 unfiltered). The regex decides either way.
+_READ_ALLOWED_BELOW = 4096
+
+
 def _within(blocks: Iterator[np.ndarray] | None, allowed: Allowed) -> Iterator[np.ndarray]:
-    if blocks is None:
+    if blocks is None or len(allowed) <= _READ_ALLOWED_BELOW:
         for start in range(0, len(allowed.rowids), 4096):
             yield allowed.rowids[start : start + 4096]
         return
