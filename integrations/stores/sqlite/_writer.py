@@ -128,9 +128,18 @@ class WriterLock:
                 f"store {self._store} is read-only (its folder cannot be written): it can "
                 "be searched, not written; copy it somewhere writable to change it"
             )
+        holder = describe_holder(self._file)
+        for _ in range(3):
+            if "pid" in _holder(self._file):
+                break
+            # No holder's text: the holder let go between our try and the read (it
+            # empties the file as it does). Try again rather than refuse naming no one.
+            if self.try_acquire():
+                return
+            holder = describe_holder(self._file)
         raise StoreLockedError(
             f"store {self._store} is locked by another process that is writing to it: "
-            f"{describe_holder(self._file)}; one process writes to a store at a time: wait "
+            f"{holder}; one process writes to a store at a time: wait "
             "for it to finish (or stop it), then run this again"
         )
 
