@@ -5,33 +5,24 @@ single_shot_graph_weight=0` was accepted and the walk still ran."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sift.graphs import HarnessConfig, single_shot
 from sift.integrations.langchain import SiftRetriever
 from sift.integrations.stores.sqlite import SqliteCorpus
-from tests.graphs.test_single_shot_graph import EN, JA, PAGES
+from tests.graphs import test_single_shot_graph as pages
+from tests.graphs.test_single_shot_graph import EN, JA, called
 
-
-@pytest.fixture
-def store(tmp_path: Path):
-    with SqliteCorpus(tmp_path / "s", embedder="hash", entity_graph=True) as corpus:
-        corpus.upsert(PAGES)
-        yield corpus
-
-
-def _tools(result) -> list[str]:
-    return [c.tool for c in result.trace[0].calls]
+# The entity-graph store of test_single_shot_graph, the same fixture.
+store = pages.store
 
 
 @pytest.mark.parametrize("question", [EN, JA], ids=["english", "japanese"])
 def test_the_python_api_takes_the_config(store: SqliteCorpus, question: str) -> None:
-    assert _tools(single_shot(question, store, top_k=5)) == ["search_corpus", "entity_graph"]
+    assert called(single_shot(question, store, top_k=5)) == ["search_corpus", "entity_graph"]
     off = HarnessConfig(single_shot_graph_weight=0, top_k=2, search_mode="bm25")
     result = single_shot(question, store, config=off)
-    assert _tools(result) == ["search_corpus"]
+    assert called(result) == ["search_corpus"]
     assert len(result.evidence) == 2  # the config's top_k
     assert "single bm25 search" in result.evidence[0].justification  # its search_mode
     # An argument given beside the config wins over it.

@@ -54,6 +54,11 @@ def _ids(result) -> list[str]:
     return [e.chunk_id for e in result.evidence]
 
 
+def called(result) -> list[str]:
+    """The tools a single-shot result's one turn called, in order."""
+    return [c.tool for c in result.trace[0].calls]
+
+
 @pytest.mark.parametrize(
     ("question", "anchor", "bridge", "entity"),
     [(EN, "signmark_0", "markka_0", "finland"), (JA, "tower_0", "obayashi_0", "大林組")],
@@ -70,7 +75,7 @@ def test_the_walk_brings_the_second_hop_into_the_top_k(
     monkeypatch.setenv("SIFT_SINGLE_SHOT_GRAPH_WEIGHT", "0")
     alone = single_shot(question, store, top_k=5, mode="bm25")
     assert anchor in _ids(alone) and bridge not in _ids(alone) and len(_ids(alone)) < 5
-    assert [c.tool for c in alone.trace[0].calls] == ["search_corpus"]
+    assert called(alone) == ["search_corpus"]
 
     monkeypatch.delenv("SIFT_SINGLE_SHOT_GRAPH_WEIGHT")
     fused = single_shot(question, store, top_k=5, mode="bm25")
@@ -104,7 +109,7 @@ def test_a_store_without_the_graph_answers_with_the_search_alone(tmp_path: Path)
         assert plain.entity_graph is False
         result = single_shot(EN, plain, top_k=5, mode="bm25")
         assert "markka_0" not in _ids(result)
-        assert [c.tool for c in result.trace[0].calls] == ["search_corpus"]
+        assert called(result) == ["search_corpus"]
 
 
 # ------------------------------------------------------------------ search_corpus

@@ -3,24 +3,13 @@ config, as its episodes do, on `mode="single_shot"` and the deadline fallback.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from sift.integrations.http import _search
 from sift.integrations.stores.sqlite import SqliteCorpus
-from tests.graphs.test_single_shot_graph import EN, PAGES
+from tests.graphs import test_single_shot_graph as pages
+from tests.graphs.test_single_shot_graph import EN, called
 
-
-@pytest.fixture
-def store(tmp_path: Path):
-    with SqliteCorpus(tmp_path / "s", embedder="hash", entity_graph=True) as corpus:
-        corpus.upsert(PAGES)
-        yield corpus
-
-
-def _tools(result) -> list[str]:
-    return [c.tool for c in result.trace[0].calls]
+# The entity-graph store of tests/graphs/test_single_shot_graph.py, the same fixture.
+store = pages.store
 
 
 def test_the_service_passes_the_plans_config_to_single_shot(store: SqliteCorpus) -> None:
@@ -38,9 +27,9 @@ def test_the_service_passes_the_plans_config_to_single_shot(store: SqliteCorpus)
             config=dict(config),
         )
 
-    assert _tools(_search.single_shot(plan(), store)) == ["search_corpus", "entity_graph"]
+    assert called(_search.single_shot(plan(), store)) == ["search_corpus", "entity_graph"]
     off = _search.single_shot(plan(single_shot_graph_weight=0, search_mode="bm25"), store)
-    assert _tools(off) == ["search_corpus"]
+    assert called(off) == ["search_corpus"]
     assert "single bm25 search" in off.evidence[0].justification
     fallback = _search.single_shot_fallback(plan(single_shot_graph_weight=0), store)
-    assert _tools(fallback) == ["search_corpus"] and "deadline_fallback" in fallback.flags
+    assert called(fallback) == ["search_corpus"] and "deadline_fallback" in fallback.flags
