@@ -32,7 +32,7 @@ import math
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ __all__ = [
     "FIELDS_DDL",
     "Allowed",
     "FilterCache",
+    "chunk_verdicts",
     "deepen",
     "delete_fields",
     "field_rows",
@@ -523,17 +524,26 @@ def _chunks_judged(conn: sqlite3.Connection, spec: Filter, docs: Iterable[int]) 
     for start in range(0, len(ordered), 2_000):
         part = ordered[start : start + 2_000]
         rows = conn.execute(
-            "SELECT c.id, c.start, c.end, d.doc_id, d.title, d.metadata "
+            "SELECT c.id, c.start, c.end, d.id, d.doc_id, d.title, d.metadata "
             "FROM json_each(?) j JOIN documents d ON d.id = j.value "
             "JOIN chunks c ON c.doc = d.id",
             (json.dumps(part),),
         )
-        parsed: dict[str, dict[str, Any]] = {}
-        for rowid, begin, end, doc_id, title, metadata in rows:
-            meta = parsed.get(doc_id)
-            if meta is None:
-                meta = parsed[doc_id] = json.loads(metadata)
-            record = {**chunk_metadata(meta, begin, end), "doc_id": doc_id, "title": title}
-            if matches(spec, record):
-                out.append(rowid)
+        out += [rowid for rowid, ok in chunk_verdicts(spec, rows) if ok]
     return out
+
+
+def chunk_verdicts(
+    spec: Filter | None, rows: Iterable[tuple[Any, ...]]
+) -> Iterator[tuple[int, bool]]:
+    """(rowid, whether `spec` allows it) of chunk rows (rowid, start, end, document
+    rowid, doc id, title, metadata JSON), judged by `matches` on the record a search
+    result carries (`chunk_metadata`: `page`, `pages`, `section` of its own). A
+    document's metadata is parsed once: a PDF's page table can be long."""
+    parsed: dict[int, dict[str, Any]] = {}
+    for rowid, start, end, doc, doc_id, title, metadata in rows:
+        meta = parsed.get(doc)
+        if meta is None:
+            meta = parsed[doc] = json.loads(metadata)
+        record = {**chunk_metadata(meta, start, end), "doc_id": doc_id, "title": title}
+        yield rowid, matches(spec, record)

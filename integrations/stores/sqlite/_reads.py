@@ -24,7 +24,7 @@ from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.locations import CHUNK_KEYS, chunk_metadata
 from sift.integrations.stores.patterns import literal_fragments
 from sift.integrations.stores.sqlite._derived import Derived
-from sift.integrations.stores.sqlite._filtering import Allowed
+from sift.integrations.stores.sqlite._filtering import Allowed, chunk_verdicts
 from sift.integrations.stores.sqlite._grep import grep_rowids
 from sift.integrations.stores.sqlite._open import heal
 from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
@@ -361,14 +361,7 @@ class _FilterCheck:
             self._verdict[rowid] = docs[doc_rowid]
 
     def _judge_chunks(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        # A document's metadata is parsed once: a PDF's page table can be long.
-        parsed: dict[int, dict[str, Any]] = {}
-        for rowid, start, end, doc_rowid, doc_id, title, metadata in rows:
-            meta = parsed.get(doc_rowid)
-            if meta is None:
-                meta = parsed[doc_rowid] = json.loads(metadata)
-            record = {**chunk_metadata(meta, start, end), "doc_id": doc_id, "title": title}
-            self._verdict[rowid] = matches(self.spec, record)
+        self._verdict.update(chunk_verdicts(self.spec, rows))
 
 
 def walk(
