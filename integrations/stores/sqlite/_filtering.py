@@ -33,12 +33,14 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from sift.filters import Condition, Filter, matches
 from sift.integrations.stores.locations import CHUNK_KEYS, LOCATION_KEYS, chunk_metadata
+
+K = TypeVar("K")  # what a ranking ranks: chunk rowids, or chunk ids
 
 __all__ = [
     "FIELDS_DDL",
@@ -49,6 +51,7 @@ __all__ = [
     "delete_fields",
     "field_rows",
     "fill_fields",
+    "first_passing",
     "insert_fields",
     "meta_term",
 ]
@@ -376,6 +379,11 @@ class Allowed:
     def __len__(self) -> int:
         return len(self.rowids)
 
+    def keep(self, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The (rowid, score) of `ranked` whose chunk is allowed, in order."""
+        keys = np.fromiter((key for key, _ in ranked), dtype=np.int64, count=len(ranked))
+        return [r for r, ok in zip(ranked, self.contains(keys).tolist(), strict=True) if ok]
+
     def contains(self, rowids: np.ndarray) -> np.ndarray:
         """A mask: which of `rowids` are allowed."""
         if not len(self.rowids) or not len(rowids):
@@ -394,28 +402,37 @@ class Allowed:
             return self.memo[key]
 
 
+def first_passing(
+    fetch: Callable[[int], list[tuple[K, float]]],
+    need: int,
+    keep: Callable[[list[tuple[K, float]]], list[tuple[K, float]]],
+    depth: int,
+) -> list[tuple[K, float]]:
+    """The first `need` of an index's ranking (`fetch(n)`: its best n) that `keep`
+    keeps, asking `depth` deep first and four times deeper while too few pass (until
+    the ranking runs out)."""
+    limit = depth
+    while True:
+        results = fetch(limit)
+        kept = keep(results)
+        if len(kept) >= need or len(results) < limit:
+            return kept[:need]
+        limit *= 4
+
+
 def deepen(
     fetch: Callable[[int], list[tuple[int, float]]],
     need: int,
     allowed: Allowed,
     total: int,
 ) -> list[tuple[int, float]]:
-    """The first `need` of an index's ranking that `allowed` holds, asking the index
-    (`fetch(n)`: its best n) deep enough for the filter's share of the `total` chunks,
-    and four times deeper while too few pass. For wide filters, where that depth is a
-    few times `need`: cheaper than handing the index every allowed chunk."""
+    """The first `need` of an index's ranking that `allowed` holds, asked first deep
+    enough for the filter's share of the `total` chunks. For wide filters, where that
+    depth is a few times `need`: cheaper than handing the index every allowed chunk."""
     if not len(allowed):
         return []
     share = len(allowed) / max(total, len(allowed))
-    limit = int(need / share * 1.25) + 16
-    while True:
-        results = fetch(limit)
-        keys = np.fromiter((key for key, _ in results), dtype=np.int64, count=len(results))
-        keep = allowed.contains(keys)
-        kept = [r for r, ok in zip(results, keep.tolist(), strict=True) if ok]
-        if len(kept) >= need or len(results) < limit:
-            return kept[:need]
-        limit *= 4
+    return first_passing(fetch, need, allowed.keep, int(need / share * 1.25) + 16)
 
 
 class FilterCache:

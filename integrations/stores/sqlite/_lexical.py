@@ -25,7 +25,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import tantivy
 
 from sift.analysis import Analyzer
@@ -33,7 +32,12 @@ from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.locations import LOCATION_KEYS
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
 from sift.integrations.stores.sqlite._damage import engine_calls, engine_failure, index_damaged
-from sift.integrations.stores.sqlite._filtering import Allowed, deepen, meta_term
+from sift.integrations.stores.sqlite._filtering import (
+    Allowed,
+    deepen,
+    first_passing,
+    meta_term,
+)
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
 
@@ -344,7 +348,10 @@ class LexicalIndex:
         total = self.count() if allowed is not None and len(allowed) else 0
         if allowed is not None and allowed.terms and len(allowed) < _TERMS_BELOW * total:
             terms = self._terms_query(allowed.terms)
-            return _passing(lambda n: self._ranked(text, n, exclude, terms), limit, allowed)
+            # The terms keep the ranking to a superset of the allowed: `limit` deep first.
+            return first_passing(
+                lambda n: self._ranked(text, n, exclude, terms), limit, allowed.keep, limit
+            )
         wide = allowed is not None and len(allowed) > _TERM_SET_MIN
         if wide and allowed is not None and len(allowed) ** 2 > _SWITCH * limit * total:
             return deepen(lambda n: self.search(text, n, exclude), limit, allowed, total)
@@ -430,19 +437,3 @@ def _manual(index: tantivy.Index) -> tantivy.Index:
     was when opened; opened again, as it is then."""
     index.config_reader(reload_policy="Manual")
     return index
-
-
-def _passing(
-    fetch: Callable[[int], list[tuple[int, float]]], need: int, allowed: Allowed
-) -> list[tuple[int, float]]:
-    """The first `need` of `fetch`'s ranking that `allowed` holds, when the ranking
-    already keeps to a superset of them (the filter's text equalities): asked for
-    `need` first, four times deeper while the filter's other conditions drop some."""
-    limit = need
-    while True:
-        results = fetch(limit)
-        keys = np.fromiter((key for key, _ in results), dtype=np.int64, count=len(results))
-        kept = [r for r, ok in zip(results, allowed.contains(keys).tolist(), strict=True) if ok]
-        if len(kept) >= need or len(results) < limit:
-            return kept[:need]
-        limit *= 4

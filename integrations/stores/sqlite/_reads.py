@@ -24,7 +24,7 @@ from sift.integrations.stores.catalog import DocumentInfo
 from sift.integrations.stores.locations import CHUNK_KEYS, chunk_metadata
 from sift.integrations.stores.patterns import literal_fragments
 from sift.integrations.stores.sqlite._derived import Derived
-from sift.integrations.stores.sqlite._filtering import Allowed, chunk_verdicts
+from sift.integrations.stores.sqlite._filtering import Allowed, chunk_verdicts, first_passing
 from sift.integrations.stores.sqlite._grep import grep_rowids
 from sift.integrations.stores.sqlite._open import heal
 from sift.integrations.stores.sqlite._schema import SCHEMA_VERSION
@@ -314,14 +314,12 @@ def _filtered(
     do; None: no filter), fetching more while too many fail."""
     if allowed is None:
         return fetch(need)
-    limit = max(need * 4, 50)
-    while True:
-        results = fetch(limit)
+
+    def keep(results: list[tuple[K, float]]) -> list[tuple[K, float]]:
         passed = allowed([key for key, _ in results])
-        kept = [r for r in results if r[0] in passed]
-        if len(kept) >= need or len(results) < limit:
-            return kept[:need]
-        limit *= 4
+        return [r for r in results if r[0] in passed]
+
+    return first_passing(fetch, need, keep, max(need * 4, 50))
 
 
 class _FilterCheck:
