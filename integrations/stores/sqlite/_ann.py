@@ -222,12 +222,13 @@ class AnnVectors:
                 matrix[row] = found[i]
             return index, allowed.rowids[keep], matrix
 
-        held = allowed.remembered(("ann", id(self)), read)
-        if held[0] is not self._index or len(held[1]) < len(allowed):
-            # Another graph, or chunks its worker had not added yet when they were read:
-            # read again, not kept until the next write.
-            held = read()
-            allowed.memo[("ann", id(self))] = held
+        # Read again for another graph, or when chunks its worker had not added yet
+        # were missing: not kept as they were until the next write.
+        held = allowed.remembered(
+            ("ann", id(self)),
+            read,
+            lambda h: h[0] is self._index and len(h[1]) == len(allowed),
+        )
         return held[1], held[2]
 
     def _search(

@@ -41,6 +41,7 @@ from sift.filters import Condition, Filter, matches
 from sift.integrations.stores.locations import CHUNK_KEYS, LOCATION_KEYS, chunk_metadata
 
 K = TypeVar("K")  # what a ranking ranks: chunk rowids, or chunk ids
+T = TypeVar("T")
 
 __all__ = [
     "FIELDS_DDL",
@@ -392,14 +393,18 @@ class Allowed:
         pos[pos >= len(self.rowids)] = 0
         return np.asarray(self.rowids[pos] == rowids)
 
-    def remembered(self, key: Any, make: Any) -> Any:
-        """`make()`, once per `key` (a derived array an index uses on every search)."""
+    def remembered(
+        self, key: Any, make: Callable[[], T], fresh: Callable[[T], bool] = lambda _: True
+    ) -> T:
+        """`make()` kept per `key` (what an index derives from the allowed chunks for
+        every search), made again when `fresh` says what is kept no longer serves."""
         with self._lock:
-            if key not in self.memo:
+            if key not in self.memo or not fresh(self.memo[key]):
                 if len(self.memo) > 8:
                     self.memo.clear()
                 self.memo[key] = make()
-            return self.memo[key]
+            held: T = self.memo[key]
+            return held
 
 
 def first_passing(

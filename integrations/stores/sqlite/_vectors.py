@@ -170,9 +170,9 @@ class ExactVectors:
             pos = pos[pos < n]
             return whole, n, pos[ids[pos] == allowed.rowids[: len(pos)]]
 
-        held = allowed.remembered(("exact", id(self)), positions)
-        if held[0] is not whole or held[1] != n:
-            held = positions()
-            allowed.memo[("exact", id(self))] = held
+        # Kept while the arrays are the same (an addition may replace them).
+        held = allowed.remembered(
+            ("exact", id(self)), positions, lambda h: h[0] is whole and h[1] == n
+        )
         rows: np.ndarray = held[2]
         return rows
