@@ -215,8 +215,6 @@ def stats(state: State) -> CorpusStats:
         count_documents,
         count_chunks,
         {
-            # What the file holds: an older version read as it is says so.
-            "schema_version": int(meta.get("schema_version", SCHEMA_VERSION)),
             **settings,
             "sequence": state.seq,
             "lexical_sequence": derived.lexical.seq,
@@ -228,6 +226,8 @@ def stats(state: State) -> CorpusStats:
             # The chunks the entity graph holds, or None: this open keeps none.
             "entity_graph_chunks": None if derived.entities is None else len(derived.entities),
         },
+        # What the file holds: an older version read as it is says so.
+        version=int(meta.get("schema_version", SCHEMA_VERSION)),
     )
 
 
@@ -260,7 +260,13 @@ def documents(state: State, prefix: str | None) -> Iterator[DocumentInfo]:
         after = rows[-1][0]
 
 
-def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> CorpusStats:
+def _stats(
+    state: State,
+    documents: int,
+    chunks: int,
+    extra: dict[str, Any],
+    version: int = SCHEMA_VERSION,
+) -> CorpusStats:
     return CorpusStats(
         documents=documents,
         chunks=chunks,
@@ -268,7 +274,7 @@ def _stats(state: State, documents: int, chunks: int, extra: dict[str, Any]) -> 
         dim=state.dim,
         backend="sqlite",
         location=str(state.path),
-        schema_version=int(extra.pop("schema_version", SCHEMA_VERSION)),
+        schema_version=version,
         extra=extra,
     )
 

@@ -23,14 +23,12 @@ import numpy as np
 from sift.analysis import Analyzer
 from sift.entity_graph import WalkResult
 from sift.filters import Filter
-from sift.fusion import DEFAULT_FUSION
-from sift.integrations.stores._checks import DEFAULT_MAX_QUERY_CHARS
 from sift.integrations.stores._closing import close_on_exit, released_on_failure
 from sift.integrations.stores.catalog import DocumentInfo
-from sift.integrations.stores.patterns import DEFAULT_MAX_PATTERN_CHARS
 from sift.integrations.stores.sqlite import _ingest, _open, _reads
 from sift.integrations.stores.sqlite._connections import Connections
 from sift.integrations.stores.sqlite._schema import DB_NAME, read_only, store_error, transaction
+from sift.integrations.stores.sqlite._settings import EmbeddedSettings
 from sift.integrations.stores.sqlite._state import State, read_meta
 from sift.protocols import Embedder
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, SearchMode, UpsertReport
@@ -65,6 +63,11 @@ def _said_each(items: Iterator[_R], db: Path) -> Iterator[_R]:
         yield from items
     except sqlite3.Error as exc:
         raise store_error(exc, db) from None
+
+
+# The options' defaults, written once (EmbeddedSettings), not read from the environment:
+# the constructor takes what its caller gives (open_store reads the environment).
+_DEFAULTS = EmbeddedSettings.model_construct()
 
 
 class SqliteCorpus:
@@ -117,19 +120,19 @@ class SqliteCorpus:
         *,
         embedder: Embedder | str | None = None,
         create: bool | Literal["on_write"] = True,
-        fusion: str = DEFAULT_FUSION,
-        alpha: float | None = None,
-        chunk_tokens: int | None = None,
+        fusion: str = _DEFAULTS.fusion,
+        alpha: float | None = _DEFAULTS.alpha,
+        chunk_tokens: int | None = _DEFAULTS.chunk_tokens,
         analyzer: Analyzer | None = None,
-        hybrid_candidates: int = 100,
-        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
-        max_pattern_chars: int = DEFAULT_MAX_PATTERN_CHARS,
-        batch_docs: int = 512,
-        lexical_commit_chunks: int = 100_000,
-        vector_index: str = "auto",
-        ann_threshold: int = 300_000,
-        writer: bool = True,
-        entity_graph: bool | None = None,
+        hybrid_candidates: int = _DEFAULTS.hybrid_candidates,
+        max_query_chars: int = _DEFAULTS.max_query_chars,
+        max_pattern_chars: int = _DEFAULTS.max_pattern_chars,
+        batch_docs: int = _DEFAULTS.batch_docs,
+        lexical_commit_chunks: int = _DEFAULTS.lexical_commit_chunks,
+        vector_index: str = _DEFAULTS.vector_index,
+        ann_threshold: int = _DEFAULTS.ann_threshold,
+        writer: bool = _DEFAULTS.writer,
+        entity_graph: bool | None = _DEFAULTS.entity_graph,
     ) -> None:
         options = _open.check_options(
             fusion=fusion,
