@@ -28,7 +28,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from filters import SIZES, prepare  # noqa: E402  (a sibling script, not a package)
+# Sibling scripts, not a package.
+from filters import SIZES, prepare  # noqa: E402
+from peers import _ingest_sift, _load_sift  # noqa: E402
+from store_speed import _progress  # noqa: E402
 
 FILTERS: dict[str, dict[str, Any] | None] = {
     "none": None,
@@ -38,26 +41,12 @@ FILTERS: dict[str, dict[str, Any] | None] = {
 
 
 def _store(data: Path, folder: Path) -> Any:
-    from sift.integrations.embedders import get_embedder
+    """The prepared passages in a new embedded store (peers.py's sift ingest), open."""
     from sift.integrations.stores.sqlite import SqliteCorpus
-    from sift.types import Document
 
-    store = SqliteCorpus(folder / "store", embedder=get_embedder("static"))
-    batch: list[Document] = []
-    with (data / "passages.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
-            batch.append(
-                Document(
-                    id=row["id"], title=row["title"], text=row["text"], metadata=row["metadata"]
-                )
-            )
-            if len(batch) == 5_000:
-                store.upsert(batch)
-                batch = []
-    if batch:
-        store.upsert(batch)
-    return store
+    with _progress() as progress:
+        _ingest_sift(_load_sift(data), folder, progress)
+    return SqliteCorpus(folder / "store")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
