@@ -11,7 +11,7 @@ JSQuAD (../shared/benchmarks/jsquad, 400 dev questions, one gold paragraph each)
 (the gold paragraph among the first k) and MRR@10, with bm25s's defaults (k1 1.5, b 0.75),
 for:
 - the issue's baseline: character bigrams of the raw string (spaces and punctuation too);
-- sift's analyzer (`sift.analysis.Analyzer`) in each CJK mode, and its default with the
+- sift's analyzer (`sift.text.Analyzer`) in each CJK mode, and its default with the
   query weighted as `weighted_query_terms` says (what a store is to build);
 - SudachiPy + sudachidict-core (split modes A and C, normalised forms) and fugashi +
   unidic-lite (surface forms), each alone and beside sift's default terms.
@@ -48,7 +48,7 @@ import Stemmer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sift.analysis import Analyzer, default_analyzer
+from sift.text import Analyzer, default_analyzer
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks"
 ENGLISH = ("hotpotqa", "musique", "2wikimultihopqa")
@@ -295,7 +295,7 @@ def markdown(rows: list[Row], command: str) -> str:
 
 READING = """## Reading
 
-- The default (`sift.analysis.default_analyzer()`): bigrams within one script, every
+- The default (`sift.text.default_analyzer()`): bigrams within one script, every
   kanji also alone, a run of one character kept, and the query weighted by
   `weighted_query_terms` (in a query holding CJK an alphabetic word or a number weighs
   2: a CJK word gives several terms, a Latin name or a year one). It beats the issue's

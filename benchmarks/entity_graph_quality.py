@@ -62,7 +62,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sift.entity_graph import (
+from sift.entities import (
     EntityGraph,
     EntityGraphConfig,
     build_entity_graph,

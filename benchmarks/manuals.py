@@ -1435,7 +1435,7 @@ _INDEX_CODE = (
     "sift.integrations.stores",
     "sift.integrations.chunking",
     "sift.integrations.embedders",
-    "sift.analysis",
+    "sift.text",
 )
 
 

@@ -42,7 +42,7 @@ from sift.integrations.ollama.testing import (
     tool_call,
 )
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import Document, Message, PolicyView, ToolCall
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "hotpotqa"

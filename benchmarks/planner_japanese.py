@@ -1,5 +1,5 @@
 """The heuristic planner on JSQuAD: what it plans for Japanese questions, and a preview of
-agentic retrieval over an in-memory BM25 corpus analysed by `sift.analysis`.
+agentic retrieval over an in-memory BM25 corpus analysed by `sift.text`.
 
     python benchmarks/planner_japanese.py --markdown benchmarks/results/planner_japanese.md
 
@@ -34,10 +34,10 @@ import re2
 from rich.console import Console
 from rich.progress import Progress
 
-from sift.analysis import default_analyzer
 from sift.graphs import asearch, single_shot
 from sift.graphs.policies.heuristic import HeuristicPlanner
 from sift.integrations.chunking import chunk_document
+from sift.text import default_analyzer
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, PolicyView, UpsertReport
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "jsquad"
@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.skip_episodes:
         text += [
             "",
-            "## Preview: episodes over an in-memory BM25 corpus analysed by sift.analysis",
+            "## Preview: episodes over an in-memory BM25 corpus analysed by sift.text",
             "",
             "Not the store's figure (the stores analyse Japanese in the next phase); see "
             "the module doc of benchmarks/planner_japanese.py for the set-up. 400 dev "

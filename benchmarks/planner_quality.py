@@ -39,7 +39,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sift.graphs.policies.heuristic import HeuristicPlanner
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]

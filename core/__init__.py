@@ -8,37 +8,9 @@ the `sift.stores` entry-point group). The harness entry points live in `sift.gra
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sift.errors import (
-    ConfigurationError,
-    CorpusError,
-    DocumentError,
-    IncompatibleStoreError,
-    InvalidFilterError,
-    InvalidPatternError,
-    InvalidQueryError,
-    MissingExtraError,
-    ModelNotFoundError,
-    ModelServerError,
-    NotAStoreError,
-    SiftError,
-    StoreLockedError,
-    StoreUnavailableError,
-)
-from sift.filters import Condition, Filter
-from sift.protocols import Corpus, Embedder, Policy, Reranker, TokenCounter
-from sift.types import (
-    Chunk,
-    Decision,
-    Document,
-    Evidence,
-    FinalDocument,
-    Hit,
-    PolicyView,
-    SearchResult,
-    ToolCall,
-)
+from sift._lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -76,6 +48,73 @@ __all__ = [
     "__version__",
     "open_store",
 ]
+
+
+# Imported on first use (sift._lazy says why): `import sift` loads no pydantic model.
+_ORIGINS = {
+    "sift.errors": (
+        "ConfigurationError",
+        "CorpusError",
+        "DocumentError",
+        "IncompatibleStoreError",
+        "InvalidFilterError",
+        "InvalidPatternError",
+        "InvalidQueryError",
+        "MissingExtraError",
+        "ModelNotFoundError",
+        "ModelServerError",
+        "NotAStoreError",
+        "SiftError",
+        "StoreLockedError",
+        "StoreUnavailableError",
+    ),
+    "sift.filters": ("Condition", "Filter"),
+    "sift.protocols": ("Corpus", "Embedder", "Policy", "Reranker", "TokenCounter"),
+    "sift.types": (
+        "Chunk",
+        "Decision",
+        "Document",
+        "Evidence",
+        "FinalDocument",
+        "Hit",
+        "PolicyView",
+        "SearchResult",
+        "ToolCall",
+    ),
+}
+
+if TYPE_CHECKING:
+    from sift.errors import (
+        ConfigurationError,
+        CorpusError,
+        DocumentError,
+        IncompatibleStoreError,
+        InvalidFilterError,
+        InvalidPatternError,
+        InvalidQueryError,
+        MissingExtraError,
+        ModelNotFoundError,
+        ModelServerError,
+        NotAStoreError,
+        SiftError,
+        StoreLockedError,
+        StoreUnavailableError,
+    )
+    from sift.filters import Condition, Filter
+    from sift.protocols import Corpus, Embedder, Policy, Reranker, TokenCounter
+    from sift.types import (
+        Chunk,
+        Decision,
+        Document,
+        Evidence,
+        FinalDocument,
+        Hit,
+        PolicyView,
+        SearchResult,
+        ToolCall,
+    )
+else:
+    __getattr__, __dir__ = lazy_names(__name__, _ORIGINS)
 
 
 def open_store(location: str | os.PathLike[str] | None = None, **options: Any) -> Corpus:

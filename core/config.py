@@ -286,7 +286,7 @@ def _shown(text: str) -> str:
 
 def check_question(question: object, limit: int) -> str:
     """The question, stripped; empty, non-text, over-long questions and questions with
-    no searchable word (`sift.analysis.has_searchable_word`) are clear errors (`limit`
+    no searchable word (`sift.text.has_searchable_word`) are clear errors (`limit`
     is `HarnessConfig.max_question_chars`)."""
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
@@ -298,7 +298,7 @@ def check_question(question: object, limit: int) -> str:
         )
     # Here, not at the top: the analysis module loads the stemmers, which `sift --help`
     # and the settings alone do not need.
-    from sift.analysis import has_searchable_word
+    from sift.text import has_searchable_word
 
     if not has_searchable_word(text):
         raise InvalidQueryError(

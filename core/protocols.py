@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from sift.entity_graph import WalkResult
+    from sift.entities import WalkResult
     from sift.filters import Filter
     from sift.types import (
         Chunk,

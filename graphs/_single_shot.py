@@ -10,10 +10,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sift.config import HarnessConfig, check_question, from_environment
-from sift.entity_graph import fuse_search_with_walk
+from sift.entities import fuse_search_with_walk
 from sift.filters import Filter
 from sift.protocols import EntityGraphCorpus
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import (
     Evidence,
     FoundBy,

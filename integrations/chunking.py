@@ -29,8 +29,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import pairwise
 
-from sift.analysis import has_cjk, script_runs
-from sift.tokens import charged_as_cjk, estimate_tokens, estimate_tokens_many
+from sift.text import charged_as_cjk, estimate_tokens, estimate_tokens_many, has_cjk, script_runs
 from sift.types import Chunk, Document, make_chunk_id
 
 __all__ = ["Span", "chunk_document", "chunk_spans", "chunk_spans_many", "chunk_spans_within"]

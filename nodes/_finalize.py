@@ -13,7 +13,7 @@ from sift.nodes._episode import Episode
 from sift.nodes._services import Services
 from sift.nodes._state import EpisodeOutput, EpisodeState
 from sift.progress import Finished
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import (
     Chunk,
     Evidence,

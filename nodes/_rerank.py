@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from sift.analysis import overlap_terms
+from sift.text import overlap_terms
 from sift.types import Chunk
 
 __all__ = ["TermOverlapReranker", "terms"]

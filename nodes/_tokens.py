@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 
 __all__ = ["EstimateTokenCounter"]
 
 
 class EstimateTokenCounter:
-    """Counts with `sift.tokens.estimate_tokens`; exact model counts correct it later."""
+    """Counts with `sift.text.estimate_tokens`; exact model counts correct it later."""
 
     def count(self, text: str) -> int:
         return estimate_tokens(text)

@@ -17,7 +17,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from sift.config import HarnessConfig
-from sift.entity_graph import fuse_search_with_walk
+from sift.entities import fuse_search_with_walk
 from sift.errors import SiftError
 from sift.filters import Filter
 from sift.nodes._services import Services

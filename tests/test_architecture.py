@@ -11,6 +11,11 @@ TYPE_CHECKING included):
   examples use the public names its package re-exports;
 - the package root (core/, installed as `sift`) imports no sift.nodes, sift.graphs or
   sift.integrations;
+- inside the package root, the rooms build on each other one way (ROOMS): `sift.text`
+  imports only `sift.errors`; the vocabulary (types, protocols, errors, filters, fusion,
+  config, ...) may use `sift.text`; `sift.entities` and `sift.llm` build on both and not
+  on each other; nothing below them imports them except for annotations (TYPE_CHECKING)
+  and the deprecated aliases of moved modules;
 - sift.nodes imports only the root package (and third-party libraries);
 - sift.graphs imports no sift.integrations;
 - the packages (and top-level modules) of sift.integrations import each other without a
@@ -56,6 +61,21 @@ ADAPTER_LAYERS = {
     "nodes": ("sift.graphs", "sift.integrations"),
     "graphs": ("sift.integrations",),
 }
+
+# The rooms of the package root (core/) and the sift modules each may import at run time
+# besides its own; `sift._lazy` (the lazy-name helper) serves every room. Every module of
+# core/ that is not in a room's folder is vocabulary.
+VOCABULARY = "vocabulary"
+ROOMS: dict[str, tuple[str, ...]] = {
+    "sift.text": ("sift.errors",),
+    VOCABULARY: ("sift", "sift.text"),  # `sift` stands for every vocabulary module
+    "sift.entities": ("sift", "sift.text"),
+    "sift.llm": ("sift", "sift.text"),
+}
+# Old names of moved modules, kept one release: each imports its new home.
+DEPRECATED_ALIASES = frozenset(
+    {"sift.analysis", "sift.tokens", "sift.languages", "sift.entity_graph"}
+)
 
 
 @dataclass(frozen=True)
@@ -185,6 +205,44 @@ def layer_crossings(imports: list[Import], folder: str) -> list[Import]:
         if item.file.parts[0] == folder
         and any(item.module == b or item.module.startswith(b + ".") for b in banned)
     ]
+
+
+def _room(module: str) -> str | None:
+    """The room of the package root a sift module is in; None outside the root."""
+    parts = module.split(".")
+    if parts[0] != "sift" or parts[1:2] in (["nodes"], ["graphs"], ["integrations"]):
+        return None
+    if len(parts) > 1 and f"sift.{parts[1]}" in ROOMS:
+        return f"sift.{parts[1]}"
+    return VOCABULARY
+
+
+def room_crossings(root: Path, imports: list[Import]) -> list[Import]:
+    """Imports, by modules of core/, of a room their own room does not build on (those
+    under TYPE_CHECKING and those of the deprecated aliases aside)."""
+    out: list[Import] = []
+    skipped: dict[Path, set[int]] = {}
+    for item in imports:
+        if item.file.parts[0] != "core" or not item.module.startswith("sift"):
+            continue
+        importer = module_name(item.file)
+        source, target = _room(importer), _room(item.module)
+        if source is None or target is None or source == target:
+            continue
+        if importer in DEPRECATED_ALIASES or item.module == "sift._lazy":
+            continue
+        allowed = ROOMS[source]
+        named = "sift" if target == VOCABULARY else target
+        if target == VOCABULARY and source == "sift.text":
+            named = item.module
+        if named in allowed:
+            continue
+        if item.file not in skipped:
+            text = (root / item.file).read_text(encoding="utf-8")
+            skipped[item.file] = _type_only_lines(ast.parse(text))
+        if item.line not in skipped[item.file]:
+            out.append(item)
+    return out
 
 
 def bare_imports(imports: list[Import]) -> list[Import]:
@@ -345,6 +403,11 @@ def test_each_layer_imports_only_the_layers_above_it(folder: str) -> None:
     assert not found, _report(found, f"{folder}/ never imports {banned}")
 
 
+def test_the_rooms_of_the_package_root_build_one_way() -> None:
+    found = room_crossings(ROOT, tree_imports())
+    assert not found, _report(found, f"the rooms of core/ import only what ROOMS says: {ROOMS}")
+
+
 def test_no_cycle_among_the_integrations() -> None:
     found = integration_cycles(tree_imports())
     assert not found, "sift.integrations' packages import each other in a cycle: " + "; ".join(
@@ -444,6 +507,36 @@ def test_the_checker_finds_circles_between_modules(tmp_path: Path) -> None:
     # a -> b -> c -> a (one import inside a function) is a circle; d <-> e is not: d's
     # import of e runs only for the type checker.
     assert module_circles(tmp_path) == [["sift.a", "sift.b", "sift.c"]]
+
+
+def test_the_checker_finds_crossings_between_rooms(tmp_path: Path) -> None:
+    imports = _write(
+        tmp_path,
+        {
+            "core/__init__.py": "from sift._lazy import lazy_names\n",
+            "core/types.py": "from sift.text import has_cjk\n",
+            "core/protocols.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from sift.entities import WalkResult\n",
+            "core/config.py": "def f():\n    from sift.llm import task_prompt\n",
+            "core/analysis.py": "from sift.text import Analyzer\n",
+            "core/entity_graph.py": "from sift.entities import EntityGraph\n",
+            "core/text/__init__.py": "from sift._lazy import lazy_names\n",
+            "core/text/_analysis.py": "from sift.errors import CorpusError\n"
+            "from sift.types import Chunk\n",
+            "core/entities/_graph.py": "from sift.fusion import rrf_scores\n"
+            "from sift.text import has_cjk\nfrom sift.llm import block\n",
+            "core/llm/_prompt.py": "from sift.config import HarnessConfig\n"
+            "from sift.entities import graph_row\n",
+        },
+    )
+    # Annotations (protocols) and the deprecated aliases may name a higher room;
+    # sift.text may import errors only; entities and llm do not import each other.
+    assert {str(i) for i in room_crossings(tmp_path, imports)} == {
+        "core/config.py:2: from sift.llm import task_prompt",
+        "core/text/_analysis.py:2: from sift.types import Chunk",
+        "core/entities/_graph.py:3: from sift.llm import block",
+        "core/llm/_prompt.py:2: from sift.entities import graph_row",
+    }
 
 
 def test_the_checker_finds_each_kind_of_crossing(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sift.entity_graph import rrf_scores
+from sift.fusion import rrf_scores
 from sift.graphs.policies._plan_rank import ChunkScore, _question_idf
 from sift.graphs.policies._plan_text import QuestionPlan
 from sift.graphs.policies._planner_config import TextLimits

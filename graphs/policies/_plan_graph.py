@@ -1,7 +1,7 @@
 """The entity graph of what an episode has read, for the heuristic planner (issue 32).
 
 The planner sees only the chunks its calls surfaced, so it builds the chunk–entity graph
-of those (`sift.entity_graph`: titles, capitalised and quoted spans, dates, Japanese
+of those (`sift.entities`: titles, capitalised and quoted spans, dates, Japanese
 names) and walks it from the question's entities and its best chunks. A chunk that the
 walk reaches through a bridge entity ("Signmark" -> Signmark's page -> "Finland" -> a page
 on Finland's currency) but that shares few words with the question is lifted into the
@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sift.config import from_environment
-from sift.entity_graph import (
+from sift.entities import (
     EntityGraph,
     EntityGraphConfig,
     EntityLimits,
     WalkLimits,
     graph_row,
     question_entities,
-    rrf_scores,
 )
+from sift.fusion import rrf_scores
 from sift.types import SeenChunk
 
 __all__ = ["GraphFusion", "fuse_with_graph", "graph_bridges"]

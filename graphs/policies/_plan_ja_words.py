@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from sift.analysis import has_cjk
+from sift.text import has_cjk
 
 __all__ = ["candidate_spans_ja", "cjk_words", "is_mostly_cjk", "names", "noun_runs"]
 
@@ -23,7 +23,7 @@ _HAS_KATAKANA_OR_LATIN = re.compile(f"[{_KATAKANA}A-Za-z\uff21-\uff3a\uff41-\uff
 _QUOTED = re.compile(r"『([^』]{1,60})』|「([^」]{1,60})」|[\"“]([^\"”]{1,60})[\"”]")
 _DATE_LIKE = re.compile(r"[0-9０-９年月日時分秒世紀代頃期度回歳人％%.,〜~]+")
 _CJK_RUN = re.compile(rf"[{_KANJI}\u3041-\u309f{_KATAKANA}\uac00-\ud7af\u1100-\u11ff]+")
-# One script at a time: bigrams never cross from kanji to kana (as in sift.analysis).
+# One script at a time: bigrams never cross from kanji to kana (as in sift.text).
 _SCRIPT_RUN = re.compile(
     rf"(?P<kanji>[{_KANJI}]+)|(?P<kana>[\u3041-\u309f]+)|[{_KATAKANA}]+"
     r"|[\uac00-\ud7af\u1100-\u11ff]+"
@@ -54,7 +54,7 @@ def cjk_words(words: list[str], *, content: bool = False) -> list[str]:
     characters cut: each run of one script into overlapping bigrams (a run of one
     character kept), the other parts left as words. With `content` (coverage terms),
     hiragana runs are left out, as they hold the particles and verb endings, Japanese's
-    function words, and each kanji is a term too, as in sift.analysis (a kanji is often a
+    function words, and each kanji is a term too, as in sift.text (a kanji is often a
     word: 兄弟 is found in 兄と弟; measured in benchmarks/results/planner_japanese.md)."""
     out: list[str] = []
     for word in words:

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from sift.analysis import has_cjk
+from sift.text import has_cjk
 
 __all__ = ["named_identifiers"]
 

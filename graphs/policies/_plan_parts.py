@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
-from sift.analysis import has_cjk
 from sift.graphs.policies._plan_names import named_identifiers
+from sift.text import has_cjk
 
 __all__ = ["QuestionParts", "question_parts", "under_heading"]
 

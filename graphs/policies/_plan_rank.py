@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from sift.analysis import find_mention, has_cjk, name_without_suffix
 from sift.graphs.policies._plan_ja_words import noun_runs
 from sift.graphs.policies._plan_text import (
     RELATION_CUES,
@@ -27,6 +26,7 @@ from sift.graphs.policies._plan_text import (
     terms,
 )
 from sift.graphs.policies._planner_config import TextLimits, Weights
+from sift.text import find_mention, has_cjk, name_without_suffix
 from sift.types import SeenChunk
 
 __all__ = ["ChunkScore", "Weights", "bridge_spans", "proximity", "score_chunks"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from sift.analysis import has_cjk
 from sift.graphs.policies._plan_ja import plan_question_ja
 from sift.graphs.policies._plan_ja_words import candidate_spans_ja, is_mostly_cjk
 from sift.graphs.policies._plan_words import (
@@ -22,6 +21,7 @@ from sift.graphs.policies._plan_words import (
     word_pattern,
 )
 from sift.graphs.policies._planner_config import TextLimits, default_text_limits
+from sift.text import has_cjk
 
 __all__ = [
     "QuestionPlan",

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import Stemmer
 
-from sift.analysis import has_cjk
 from sift.graphs.policies._plan_ja_words import cjk_words
 from sift.graphs.policies._planner_config import TextLimits, default_text_limits
+from sift.text import has_cjk
 
 __all__ = ["STOPWORDS", "QuestionPlan", "content_terms", "terms", "word_pattern"]
 

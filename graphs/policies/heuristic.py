@@ -32,7 +32,6 @@ import unicodedata
 from dataclasses import replace
 from functools import lru_cache
 
-from sift.analysis import has_cjk
 from sift.config import from_environment
 from sift.graphs.policies._plan_depth import (
     coverage,
@@ -50,6 +49,7 @@ from sift.graphs.policies._plan_parts import QuestionParts, question_parts, unde
 from sift.graphs.policies._plan_rank import ChunkScore, bridge_spans, score_chunks
 from sift.graphs.policies._plan_text import QuestionPlan, plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig, TextLimits, Weights
+from sift.text import has_cjk
 from sift.types import Decision, FinalDocument, PolicyView, SeenChunk, ToolCall
 
 __all__ = ["HeuristicPlanner", "HeuristicPlannerConfig", "escape_pattern", "identifiers"]

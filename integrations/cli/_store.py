@@ -23,8 +23,8 @@ from sift.integrations.cli._search import parse_filters
 from sift.integrations.stores import open_store
 from sift.integrations.stores.catalog import DocumentCatalog, DocumentInfo
 from sift.integrations.stores.locations import CHUNK_KEYS, location_label
-from sift.languages import guess_language
 from sift.protocols import Corpus
+from sift.text import guess_language
 
 __all__ = ["register"]
 

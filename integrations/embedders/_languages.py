@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sift.analysis import Script, script_runs
+from sift.text import Script, script_runs
 
 __all__ = [
     "ANY_LANGUAGE",

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from sift.integrations.eval import metrics as m
 from sift.integrations.eval._dataset import Question
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import SearchResult
 
 __all__ = ["ModeSummary", "QuestionOutcome", "TypeSummary", "score", "summarize"]

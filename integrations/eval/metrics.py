@@ -12,7 +12,7 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from sift.analysis import find_mention
+from sift.text import find_mention
 from sift.types import SearchResult, split_chunk_id
 
 __all__ = [
@@ -144,7 +144,7 @@ def answer_found(answers: Iterable[str], evidence_texts: Iterable[str]) -> bool:
 
     Whole-word matching keeps a short answer such as "1" or "no" from matching inside
     longer words or numbers; an edge of the answer in a script written without spaces
-    (Japanese, Chinese) needs no boundary, as `sift.analysis.find_mention` says. Answers
+    (Japanese, Chinese) needs no boundary, as `sift.text.find_mention` says. Answers
     that normalise to nothing are ignored.
     """
     haystack = " ".join(normalize_answer(t) for t in evidence_texts)

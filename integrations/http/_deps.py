@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from sift.analysis import has_searchable_word
 from sift.integrations.http._auth import Authenticator
 from sift.integrations.http._collections import Collections
 from sift.integrations.http._engine import Engine
@@ -16,6 +15,7 @@ from sift.integrations.http._errors import INVALID_REQUEST, ApiError
 from sift.integrations.http._limits import Admission
 from sift.integrations.http._metrics import Metrics
 from sift.integrations.http._settings import ApiKey, ServerSettings
+from sift.text import has_searchable_word
 
 __all__ = ["Service", "arrived", "at_most", "authorized_key", "checked_text", "service"]
 

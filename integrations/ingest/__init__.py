@@ -6,7 +6,7 @@ line with its own `id`). Markdown, HTML and DOCX headings become sections. Text 
 are detected (UTF-8, UTF-16/32 with a BOM, Shift_JIS/CP932, EUC-JP) and binary content
 under a text name is refused. Every document carries metadata `format` (the kind its file
 was read as: `pdf`, `docx`, `pptx`, `html`, `markdown`, `text`, `csv`, `tsv`, `jsonl`) and
-`lang` (`sift.languages.guess_language` of its text), unless it holds its own (a JSONL
+`lang` (`sift.text.guess_language` of its text), unless it holds its own (a JSONL
 line's metadata): what `--filter format=pdf` and `--filter lang=ja` select on.
 
 Nothing is skipped silently: every file or line not read is an `InputProblem` with its

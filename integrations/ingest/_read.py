@@ -30,7 +30,7 @@ from sift.integrations.ingest._results import ExtractedFile, InputProblem
 from sift.integrations.ingest._text import markdown_document, text_document
 from sift.integrations.ingest._walk import HEAVY_KINDS, FileKind, InputFile
 from sift.integrations.interpreters import safe_path_children
-from sift.languages import guess_language
+from sift.text import guess_language
 from sift.types import Document
 
 __all__ = ["FileRead", "extract", "read_files"]
@@ -57,7 +57,7 @@ class FileRead:
 
 def _described(document: Document, kind: FileKind) -> Document:
     """The document with metadata `format` (how its file was read: `pdf`, `markdown`,
-    `jsonl`...) and `lang` (`sift.languages.guess_language` of its text), what files can
+    `jsonl`...) and `lang` (`sift.text.guess_language` of its text), what files can
     be filtered on. A `format` or `lang` the record already holds (a JSONL line's own
     metadata) is kept as given: the user knows better than a guess."""
     added: dict[str, str] = {}

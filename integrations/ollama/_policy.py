@@ -30,7 +30,7 @@ from sift.integrations.ollama._client import (
 from sift.integrations.ollama._settings import OllamaSettings
 from sift.integrations.ollama._tool_error import parse_ollama_tool_error
 from sift.llm import build_decision, expand_calls, group_batches, task_prompt, tool_schemas
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import Decision, Message, PolicyView
 
 __all__ = ["OllamaPolicy", "policy_from_settings", "render_messages"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from sift.errors import InvalidPatternError
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens
 from sift.types import Message
 
 from .conftest import call

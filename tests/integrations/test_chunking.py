@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sift.analysis import has_cjk
 from sift.integrations.chunking import chunk_document, chunk_spans, chunk_spans_many
-from sift.tokens import estimate_tokens
+from sift.text import estimate_tokens, has_cjk
 from sift.types import Document
 
 

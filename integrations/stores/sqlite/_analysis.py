@@ -1,4 +1,4 @@
-"""How the embedded store analyses text with a `sift.analysis.Analyzer` in tantivy.
+"""How the embedded store analyses text with a `sift.text.Analyzer` in tantivy.
 
 The terms the BM25 index holds are exactly `Analyzer.terms(text)`; what differs is who
 computes them. Ingest must keep pace with the embedder, so text that tantivy's own
@@ -38,8 +38,8 @@ from functools import cache
 
 import tantivy
 
-from sift.analysis import Analyzer, has_cjk, script_of
 from sift.integrations.stores._checks import MAX_QUERY_TERMS
+from sift.text import Analyzer, has_cjk, script_of
 
 __all__ = ["TOKENIZER", "TantivyAnalysis"]
 
@@ -239,7 +239,7 @@ def _native_analyzer(max_word_chars: int, latin_stemmer: str | None) -> tantivy.
 @cache
 def _unsafe_pattern() -> re.Pattern[str]:
     """Any character that tantivy's simple tokenizer and lower-caser would treat unlike
-    `sift.analysis` (or that the analyzer gives special treatment: CJK, marks, letters of
+    `sift.text` (or that the analyzer gives special treatment: CJK, marks, letters of
     scripts without a stemmer here), found by probing tantivy once."""
     probe = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(
         tantivy.Filter.lowercase()

@@ -26,7 +26,6 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sift.analysis import Analyzer
 from sift.errors import CorpusError
 from sift.integrations.stores._closing import Step, release_quietly
 from sift.integrations.stores.sqlite._changes import ChangeLog, DerivedIndex, Written
@@ -36,6 +35,7 @@ from sift.integrations.stores.sqlite._schema import transaction
 from sift.integrations.stores.sqlite._trigrams import TrigramIndex
 from sift.integrations.stores.sqlite._vectors import ExactVectors
 from sift.integrations.stores.sqlite._writer import WriterLock
+from sift.text import Analyzer
 
 if TYPE_CHECKING:
     # Imported when a store needs it (usearch takes a while to import).

@@ -1,6 +1,6 @@
 """The entity graph as a derived index of the embedded store (issue 32, opt-in).
 
-What every chunk names (`sift.entity_graph.graph_row`: its title, capitalised and quoted
+What every chunk names (`sift.entities.graph_row`: its title, capitalised and quoted
 spans, dates, Japanese names), kept per chunk rowid in memory, and the walk's CSR graph
 built from those rows when a walk first needs it after a write.
 
@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import sift
-from sift.entity_graph import (
+from sift.entities import (
     EntityGraph,
     EntityGraphConfig,
     EntityLimits,

@@ -6,7 +6,7 @@ English ingest, because the writer, the chunker and the embedder already share t
 interpreter. A child process does it on another core while the writer goes on
 (benchmarks/results/entity_graph.md has the figures; docs/decisions/0015 says why).
 
-The child is `sift.entity_graph.worker_command()`, not a `multiprocessing` child:
+The child is `sift.entities.worker_command()`, not a `multiprocessing` child:
 those import the caller's main module again, and a script without an `if __name__ ==
 "__main__"` guard would run its ingest twice. It reads the pickled `EntityLimits`, then
 pickled batches of (title, text) on stdin, and answers each with the pickled (keys, how
@@ -38,7 +38,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from sift.entity_graph import EntityLimits, graph_row, worker_command
+from sift.entities import EntityLimits, graph_row, worker_command
 
 __all__ = ["Extractor"]
 

@@ -27,7 +27,6 @@ from typing import Any
 
 import tantivy
 
-from sift.analysis import Analyzer
 from sift.errors import CorpusError, StoreLockedError
 from sift.integrations.stores.locations import LOCATION_KEYS
 from sift.integrations.stores.sqlite._analysis import TOKENIZER, TantivyAnalysis
@@ -40,11 +39,12 @@ from sift.integrations.stores.sqlite._filtering import (
 )
 from sift.integrations.stores.sqlite._sidecar import read_seq, write_seq
 from sift.integrations.stores.sqlite._worker import OrderedWorker
+from sift.text import Analyzer
 
 __all__ = ["LexicalIndex"]
 
 # Bump when the tantivy schema or the way text is handed to it changes: forces a rebuild.
-# 1 was tantivy's en_stem analysis; 2 is sift.analysis (the analyzer's spec is recorded
+# 1 was tantivy's en_stem analysis; 2 is sift.text (the analyzer's spec is recorded
 # beside the format, and a different one forces a rebuild too). Handing tantivy the terms
 # joined by spaces (a C part since removed) rather than the text did not bump it: the
 # index holds the same terms either way.

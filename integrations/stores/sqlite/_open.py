@@ -11,7 +11,6 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Literal
 
-from sift.analysis import Analyzer, default_analyzer
 from sift.errors import (
     CorpusError,
     IncompatibleStoreError,
@@ -42,6 +41,7 @@ from sift.integrations.stores.sqlite._schema import (
 from sift.integrations.stores.sqlite._state import Options, State, current_seq, read_meta
 from sift.integrations.stores.sqlite._writer import WriterLock
 from sift.protocols import Embedder
+from sift.text import Analyzer, default_analyzer
 
 __all__ = [
     "VECTOR_INDEXES",
@@ -85,7 +85,7 @@ def check_options(
     if batch_docs < 1:
         raise ValueError(f"batch_docs must be at least 1, got {batch_docs!r}")
     if analyzer is not None and not isinstance(analyzer, Analyzer):
-        raise TypeError(f"analyzer must be a sift.analysis.Analyzer, got {type(analyzer).__name__}")
+        raise TypeError(f"analyzer must be a sift.text.Analyzer, got {type(analyzer).__name__}")
     return Options(
         fusion=fusion,
         hybrid_candidates=hybrid_candidates,

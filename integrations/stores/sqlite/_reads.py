@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sift.entity_graph import WalkResult
+from sift.entities import WalkResult
 from sift.errors import CorpusError, IndexDamagedError
 from sift.filters import Filter, matches
 from sift.fusion import fuse

@@ -17,9 +17,9 @@ from sift.integrations.stores.sqlite._filtering import FilterCache
 from sift.integrations.stores.sqlite._writer import WriterLock
 
 if TYPE_CHECKING:
-    from sift.analysis import Analyzer
     from sift.integrations.stores.sqlite._derived import Derived
     from sift.protocols import Embedder
+    from sift.text import Analyzer
 
 __all__ = ["Options", "State", "current_seq", "read_meta"]
 

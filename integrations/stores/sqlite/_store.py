@@ -20,8 +20,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
-from sift.analysis import Analyzer
-from sift.entity_graph import WalkResult
+from sift.entities import WalkResult
 from sift.filters import Filter
 from sift.integrations.stores._closing import close_on_exit, released_on_failure
 from sift.integrations.stores.catalog import DocumentInfo
@@ -31,6 +30,7 @@ from sift.integrations.stores.sqlite._schema import DB_NAME, read_only, store_er
 from sift.integrations.stores.sqlite._settings import EmbeddedSettings
 from sift.integrations.stores.sqlite._state import State, read_meta
 from sift.protocols import Embedder
+from sift.text import Analyzer
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, SearchMode, UpsertReport
 
 __all__ = ["SqliteCorpus"]
@@ -85,7 +85,7 @@ class SqliteCorpus:
         alpha: weight of dense scores in hybrid fusion; 0 is BM25 only, 1 dense only;
             None takes the tuned default of the embedder (`default_alpha`).
         chunk_tokens: chunk size for new stores (a store keeps the size it was made with).
-        analyzer: how text becomes BM25 terms (`sift.analysis.Analyzer`); None uses the
+        analyzer: how text becomes BM25 terms (`sift.text.Analyzer`); None uses the
             one recorded in the store, or `default_analyzer()` for a new store (or one
             made before analyzers were recorded). Another analyzer than the recorded one
             is recorded instead and the BM25 index rebuilt from SQLite (nothing else

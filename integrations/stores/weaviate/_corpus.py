@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sift.analysis import Analyzer, default_analyzer
 from sift.errors import CorpusError, StoreUnavailableError
 from sift.filters import Filter
 from sift.fusion import (
@@ -40,6 +39,7 @@ from sift.integrations.stores.weaviate._errors import empty_for_new_tenant
 from sift.integrations.stores.weaviate._health import WeaviateHealth, check_health
 from sift.integrations.stores.weaviate._schema import SCHEMA_VERSION
 from sift.integrations.stores.weaviate._settings import WeaviateSettings, check_tenant
+from sift.text import Analyzer, default_analyzer
 from sift.types import Chunk, CorpusStats, Document, GrepResult, Hit, SearchMode, UpsertReport
 
 if TYPE_CHECKING:
@@ -78,9 +78,7 @@ class WeaviateCorpus:
     ) -> None:
         self._fusion, _ = check_fusion(fusion, DEFAULT_ALPHA if alpha is None else alpha)
         if analyzer is not None and not isinstance(analyzer, Analyzer):
-            raise TypeError(
-                f"analyzer must be a sift.analysis.Analyzer, got {type(analyzer).__name__}"
-            )
+            raise TypeError(f"analyzer must be a sift.text.Analyzer, got {type(analyzer).__name__}")
         self._analyzer_option = analyzer
         self._alpha_option = alpha
         if batch_docs < 1:

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sift.analysis import Analyzer
 from sift.integrations.stores.weaviate._schema import PropKind, meta_property
+from sift.text import Analyzer
 from sift.types import Chunk
 
 __all__ = [

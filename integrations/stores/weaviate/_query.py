@@ -5,7 +5,7 @@ Weaviate's, and which word a grep pattern's literals let a Like filter look for.
 Query construction lives here alone, so that language-specific analysis (how text is
 tokenized for BM25 and Like) has one place to change.
 
-A collection made with an analyzer (`sift.analysis`, recorded in its description) keeps
+A collection made with an analyzer (`sift.text`, recorded in its description) keeps
 each chunk's terms in `text_terms` and `title_terms`, whitespace-tokenized: keyword
 search reads those, with the query's terms as the query text, each term repeated as many
 times as its weight (Weaviate multiplies a term's IDF by its count in the query), so
@@ -24,9 +24,9 @@ from typing import Any
 from weaviate.classes.query import Filter as WFilter
 from weaviate.classes.query import HybridFusion, MetadataQuery
 
-from sift.analysis import Analyzer
 from sift.integrations.stores._checks import MAX_QUERY_TERMS
 from sift.integrations.stores.patterns import literal_fragments
+from sift.text import Analyzer
 
 __all__ = [
     "LEGACY_SEARCH_PROPERTIES",

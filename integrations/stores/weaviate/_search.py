@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sift.analysis import Analyzer
 from sift.filters import matches
 from sift.integrations.stores._checks import SearchRequest
 from sift.integrations.stores._embedding import dense_weight, embed_query
 from sift.integrations.stores.weaviate import _filters, _objects, _query, _schema
 from sift.integrations.stores.weaviate._collection import Scope
+from sift.text import Analyzer
 from sift.types import Hit
 
 if TYPE_CHECKING:

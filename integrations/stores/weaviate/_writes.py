@@ -11,7 +11,6 @@ from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter as WFilter
 from weaviate.exceptions import WeaviateBaseError
 
-from sift.analysis import Analyzer
 from sift.errors import CorpusError, DocumentError
 from sift.integrations.stores._documents import (
     PreparedDocument,
@@ -24,6 +23,7 @@ from sift.integrations.stores.weaviate._collection import Scope
 from sift.integrations.stores.weaviate._errors import reason
 from sift.integrations.stores.weaviate._paging import batched, ids_per_request
 from sift.integrations.stores.weaviate._reads import existing, snapshot
+from sift.text import Analyzer
 from sift.types import Document, DocumentFailure, UpsertReport
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.entity_graph import EntityGraphConfig
+from sift.entities import EntityGraphConfig
 from sift.graphs.policies._plan_graph import GraphFusion, fuse_with_graph, graph_bridges
 from sift.graphs.policies.heuristic import HeuristicPlanner, HeuristicPlannerConfig
 from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall

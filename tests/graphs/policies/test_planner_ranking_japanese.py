@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sift.analysis import find_mention
 from sift.graphs.policies._plan_rank import _cue_positions, bridge_spans, proximity, score_chunks
 from sift.graphs.policies._plan_text import plan_question
 from sift.graphs.policies._planner_config import HeuristicPlannerConfig
 from sift.graphs.policies.heuristic import _looks_partial, identifiers
+from sift.text import find_mention
 from sift.types import Chunk, FoundBy, SeenChunk
 
 POLICIES = Path(__file__).resolve().parents[3] / "graphs" / "policies"

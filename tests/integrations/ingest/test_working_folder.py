@@ -136,7 +136,7 @@ def test_sift_index_reads_valid_pdfs_whatever_the_working_folder_holds(
 
 
 def test_the_entity_worker_ignores_the_working_folder(hostile: Path) -> None:
-    from sift.entity_graph import EntityGraphConfig, graph_row, worker_command
+    from sift.entities import EntityGraphConfig, graph_row, worker_command
 
     limits = EntityGraphConfig().limits()
     texts = [

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from sift.analysis import default_analyzer
 from sift.graphs import search as agentic_search
 from sift.integrations.embedders import HashEmbedder
 from sift.protocols import Corpus
+from sift.text import default_analyzer
 from sift.types import SearchMode
 
 MODES: tuple[SearchMode, ...] = ("bm25", "dense", "hybrid")

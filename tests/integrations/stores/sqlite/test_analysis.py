@@ -15,11 +15,11 @@ import pytest
 import Stemmer
 import tantivy
 
-from sift.analysis import Analyzer, default_analyzer
 from sift.integrations.stores._literals import literal_fragments
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.integrations.stores.sqlite._analysis import TantivyAnalysis
 from sift.integrations.stores.sqlite._trigrams import trigram_bits
+from sift.text import Analyzer, default_analyzer
 from sift.types import Document
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -200,6 +200,6 @@ def test_an_analyzer_this_sift_cannot_restore_is_replaced_by_the_default(tmp_pat
 
 
 def test_a_wrong_analyzer_type_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match=r"sift\.analysis\.Analyzer"):
+    with pytest.raises(TypeError, match=r"sift\.text\.Analyzer"):
         SqliteCorpus(tmp_path / "x", embedder="hash", analyzer="english")  # type: ignore[arg-type]
     assert not (tmp_path / "x").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.entity_graph import graph_row
+from sift.entities import graph_row
 from sift.errors import CorpusError
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.protocols import EntityGraphCorpus

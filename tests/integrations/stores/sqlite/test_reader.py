@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sift.analysis import Analyzer
 from sift.errors import CorpusError, IncompatibleStoreError, NotAStoreError
 from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.text import Analyzer
 from sift.types import Document
 
 DOCS = [

@@ -9,9 +9,9 @@ import json
 import pytest
 from weaviate.proto.v1 import base_pb2
 
-from sift.analysis import Analyzer, default_analyzer
 from sift.errors import CorpusError
 from sift.integrations.stores.weaviate import _schema
+from sift.text import Analyzer, default_analyzer
 from sift.types import Document
 
 OP = base_pb2.Filters

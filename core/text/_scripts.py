@@ -1,8 +1,8 @@
 """The scripts of Unicode text: which script a character is written in, and whether a
 text holds one written without spaces (CJK, Thai...). Standard library only: the entity
-extraction's worker process (`sift._entity_worker`) imports this and not `sift.analysis`,
-whose pydantic and stemmer imports were most of its 0.2 s start (`sift.analysis`
-re-exports what is public here)."""
+extraction's worker process (`sift.entities._worker`) imports this and not
+`sift.text._analysis`, whose pydantic and stemmer imports were most of its 0.2 s start
+(`sift.text` exports what is public here)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""`sift.languages.guess_language`: the `lang` every file gets, Japanese beside English."""
+"""`sift.text.guess_language`: the `lang` every file gets, Japanese beside English."""
 
 from __future__ import annotations
 
 import pytest
 
-from sift.languages import SAMPLE_CHARS, guess_language
+from sift.text import SAMPLE_CHARS, guess_language
 
 
 @pytest.mark.parametrize(

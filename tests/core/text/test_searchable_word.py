@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sift.analysis import Analyzer, has_searchable_word
 from sift.config import check_question
 from sift.errors import InvalidQueryError
+from sift.text import Analyzer, has_searchable_word
 
 
 @pytest.mark.parametrize(

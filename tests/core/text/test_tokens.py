@@ -10,15 +10,9 @@ from typing import Any
 
 import pytest
 
-from sift._token_costs import COSTS
-from sift.analysis import has_cjk
-from sift.tokens import (
-    _cjk_patterns,
-    _plain_tokens,
-    charged_as_cjk,
-    estimate_tokens,
-    estimate_tokens_many,
-)
+from sift.text import charged_as_cjk, estimate_tokens, estimate_tokens_many, has_cjk
+from sift.text._token_costs import COSTS
+from sift.text._tokens import _cjk_patterns, _plain_tokens
 
 
 def test_prose_is_charged_at_least_a_token_per_word() -> None:
@@ -151,7 +145,7 @@ def test_texts_past_ascii_at_once_are_estimated_as_one_by_one() -> None:
 def _sample_texts_past_ascii() -> list[str]:
     """The passages past ASCII (dashes, accents, names in other scripts) of the samples
     of two English dev corpora (tests/data/benchmarks)."""
-    path = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
+    path = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
     out: list[str] = []
     for name in ("hotpotqa", "2wikimultihopqa"):
         taken = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.analysis import (
+from sift.text import (
     Analyzer,
     default_analyzer,
     has_cjk,
@@ -18,7 +18,7 @@ from sift.analysis import (
 )
 
 # Samples of the dev sets (tests/data/benchmarks/README.md).
-DATA = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
+DATA = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
 
 
 def test_japanese_becomes_bigrams_within_each_script_and_han_unigrams() -> None:
@@ -249,8 +249,8 @@ def test_weighted_query_terms_lift_words_and_numbers_in_cjk_queries() -> None:
 
 
 def test_new_stores_take_their_analyzer_from_the_environment(monkeypatch) -> None:
-    from sift.analysis import AnalyzerSettings
     from sift.errors import CorpusError
+    from sift.text import AnalyzerSettings
 
     monkeypatch.setenv("SIFT_ANALYZER_STEMMERS", "latin=french, cyrillic=russian")
     monkeypatch.setenv("SIFT_ANALYZER_CJK", "bigram")

@@ -1,11 +1,11 @@
-"""sift.entity_graph: entities found without a model, and the walk over the graph."""
+"""sift.entities: entities found without a model, and the walk over the graph."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sift.entity_graph import (
+from sift.entities import (
     EntityGraph,
     EntityGraphConfig,
     EntityLimits,
@@ -69,7 +69,7 @@ def test_spans_drop_leading_function_words_and_stop_at_possessives() -> None:
 
 
 def test_a_title_with_jr_is_also_the_name_without_it() -> None:
-    from sift.analysis import name_without_suffix
+    from sift.text import name_without_suffix
 
     assert name_without_suffix("George Nicholls Jr.") == "George Nicholls"
     assert name_without_suffix("Sammy Davis, Sr.") == "Sammy Davis"
@@ -120,7 +120,7 @@ def test_numbers_glued_to_letters_or_separators_are_not_years() -> None:
 
 
 def test_numbers_at_the_edges_of_a_text_and_beside_japanese() -> None:
-    from sift.entity_graph import EntityGraphConfig
+    from sift.entities import EntityGraphConfig
 
     keys = passage_entities("", "1850 saw it built; 12345 and 0.5 are not years; rebuilt 1999.")
     assert [k for k in keys if k.isdigit()] == ["1850", "1999"]

@@ -1,4 +1,4 @@
-"""The chunk–entity graph and its walk (`sift.entity_graph`).
+"""The chunk–entity graph and its walk (`sift.entities`).
 
 The graph is bipartite: chunks on one side, entity keys on the other, an edge where a
 chunk names an entity. An entity's weight is its inverse document frequency over the

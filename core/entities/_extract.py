@@ -1,4 +1,4 @@
-"""Entity mentions of a text, found without a model (`sift.entity_graph`).
+"""Entity mentions of a text, found without a model (`sift.entities`).
 
 What a passage names, as normalised keys that two passages (or a question and a passage)
 share when they name the same thing:
@@ -12,7 +12,7 @@ share when they name the same thing:
 - quoted strings ("...", “...”) and Japanese 『』「」 names;
 - dates and numbers: full dates ("12 March 1950", "March 12, 1950") as ``1950-03-12``,
   years and other numbers of `number_min_digits` to `number_max_digits` digits;
-- in text of the scripts written without spaces (cut into runs by `sift.analysis`):
+- in text of the scripts written without spaces (cut into runs by `sift.text`):
   katakana runs (with ・ and ＝ inside: グスタフ・マーラー), kanji compounds, and runs of
   kanji and katakana together (東京スカイツリー), at least `cjk_min_chars` long, minus
   generic nouns and dates.
@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sift._scripts import has_cjk, name_without_suffix
+from sift.text import has_cjk, name_without_suffix
 
 __all__ = ["EntityLimits", "entity_key", "mention_keys", "question_keys"]
 

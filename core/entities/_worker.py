@@ -2,10 +2,11 @@
 `sift.integrations.stores.sqlite`'s extractor, which documents the protocol): it finds
 the entities of the texts it is sent, on another core than the writer's.
 
-It imports only the standard library and `sift._entities`: the extractor runs `main`
-under a bare `sift` package (`BOOT`), without the package's `__init__` and its pydantic
-types, so the child starts in about 0.05 s instead of 0.2 s of a core the writer also
-wants."""
+It runs as `python -P -m sift.entities._worker` and imports only the standard library
+and the extraction (`sift.entities._extract`, `sift.text._scripts`): the `__init__`s of
+`sift`, `sift.entities` and `sift.text` import their public names on first use, so the
+child starts without pydantic or the stemmer, in about 0.05 s instead of 0.2 s of a core
+the writer also wants."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import signal
 import sys
 from typing import IO
 
-from sift._entities import EntityLimits, mention_keys
+from sift.entities._extract import EntityLimits, mention_keys
 
 
 def serve(source: IO[bytes], sink: IO[bytes]) -> None:
@@ -48,20 +49,6 @@ def main() -> None:
     sink.close()
     os._exit(0)
 
-
-# `python -c BOOT <the sift package's directory>`: `sift` as a bare package of that
-# directory (its `__init__` not run), then `main`. The directory is the parent's own, so
-# the child runs the same code even when the parent found sift by a path of its own.
-BOOT = """
-import importlib.util, sys
-where = sys.argv[1]
-spec = importlib.util.spec_from_file_location(
-    "sift", where + "/__init__.py", submodule_search_locations=[where]
-)
-sys.modules["sift"] = importlib.util.module_from_spec(spec)
-from sift._entity_worker import main
-main()
-"""
 
 if __name__ == "__main__":
     main()
