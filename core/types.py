@@ -223,6 +223,10 @@ class Decision(BaseModel):
     cut_off: bool = False
     # How many of `tool_calls` the model wrote in its text rather than as structured calls.
     calls_from_text: int = 0
+    # A search the episode already ran is answered as such, not run again (which pages
+    # deeper into the same query): set by constrained decisions (issue 45), whose small
+    # models otherwise search the question over and over.
+    answer_repeats: bool = False
     # The policy judged one plain search of the question right for it (a question of one
     # place): the harness lists that search's chunks first, after the policy's leads
     # (`FinalDocument.lead_reason`), and the policy's other picks after them.

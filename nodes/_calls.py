@@ -38,8 +38,24 @@ def _check_arguments(call: ToolCall) -> tuple[str, list[str], str | None]:
     return value.strip(), [], None
 
 
-def plan_calls(episode: Episode, calls: list[ToolCall]) -> list[PlannedCall]:
+def _query_key(query: str) -> str:
+    # The same search written with other spacing or case is the same search.
+    return " ".join(query.split()).casefold()
+
+
+def _hits_of(search_hits: dict[str, list[str]], query: str) -> list[str]:
+    key = _query_key(query)
+    return next((ids for q, ids in search_hits.items() if _query_key(q) == key), [])
+
+
+def plan_calls(
+    episode: Episode, calls: list[ToolCall], *, answer_repeats: bool = False
+) -> list[PlannedCall]:
     """Checks each call and gives the runnable ones their share of the remaining budget.
+
+    `answer_repeats` (`Decision.answer_repeats`): a search the episode already ran (or an
+    earlier call of this turn asks for) is answered as such, not run; otherwise a repeat
+    runs and pages deeper (its chunks are never ones an earlier search returned).
 
     Past the rejection level only prune_chunks runs. Each search/grep/read gets
     `min(call_token_cap, remaining budget / number of such calls)`, so a turn's results can
@@ -47,6 +63,10 @@ def plan_calls(episode: Episode, calls: list[ToolCall]) -> list[PlannedCall]:
     """
     limits = episode.config
     planned: list[PlannedCall] = []
+    # Searches already run (earlier turns, and earlier calls of this one). A small model
+    # searches the question again and again (issue 45): paging deeper into it gives it
+    # ever worse chunks, so it is told instead.
+    searched = {_query_key(q) for q in episode.search_hits} if answer_repeats else None
     for index, call in enumerate(calls):
         item = PlannedCall(index=index, call=call)
         planned.append(item)
@@ -65,9 +85,18 @@ def plan_calls(episode: Episode, calls: list[ToolCall]) -> list[PlannedCall]:
         if problem is not None:
             item.error = llm.invalid_call(call.name, problem, call.arguments)
             item.failure = "invalid"
+        elif (
+            call.name == "search_corpus"
+            and searched is not None
+            and _query_key(item.argument) in searched
+        ):
+            ids = _hits_of(episode.search_hits, item.argument)
+            item.error, item.failure = llm.already_searched(item.argument, ids), "invalid"
         elif call.name in IO_TOOLS and episode.tokens_used >= limits.rejection_tokens:
             item.error = llm.rejected(call.name, episode.tokens_used, limits.rejection_tokens)
             item.failure = "budget"
+        if searched is not None and call.name == "search_corpus" and item.error is None:
+            searched.add(_query_key(item.argument))
     io_calls = [p for p in planned if runs_io(p)]
     if io_calls:
         left = (

@@ -164,7 +164,7 @@ async def _decide(
     episode.add_entry("assistant", said, counter, thinking=decision.thinking, tool_calls=calls)
     if decision.cut_off:
         episode.notice = llm.cut_off_notice(decision.completion_tokens)
-    planned = plan_calls(episode, calls)
+    planned = plan_calls(episode, calls, answer_repeats=decision.answer_repeats)
     for item in planned:
         emit(
             ToolCallEvent(

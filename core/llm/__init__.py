@@ -13,7 +13,11 @@ model, so that they say the same thing:
 - reading replies: `expand_calls` (names normalised, arguments repaired, `multi_tool_use`
   expanded), `group_batches` (its inverse, for re-sending the transcript),
   `read_text_calls` (every call written in a reply's text), `first_json_value`,
-  `infer_tool_name`, `parse_final` and `build_decision` (a reply as a `sift.Decision`).
+  `infer_tool_name`, `parse_final` and `build_decision` (a reply as a `sift.Decision`);
+- constrained decisions (issue 45), for models without native tool calls:
+  `decision_schema` (the JSON schema of a decision for a view: calls from the tool enum,
+  typed and bounded, or a final list of the ids the context shows), `constrained_messages`,
+  `read_decision` and `constrained_turn` (one turn: a cut-off reply asked again shorter).
 
 Provider adapters (sift.integrations.ollama, sift.integrations.langchain) translate
 messages to their wire shapes and use these names only.
@@ -32,13 +36,23 @@ from sift.llm._calls import (
     normalise_name,
     read_text_calls,
 )
+from sift.llm._constrained import (
+    ConstrainedReply,
+    constrained_messages,
+    constrained_turn,
+    context_ids,
+    decision_schema,
+    read_decision,
+)
 from sift.llm._decision import build_decision
 from sift.llm._final import parse_final
 from sift.llm._json import first_json_value
 from sift.llm._observations import (
     NO_RESULTS,
     PRUNED,
+    already_searched,
     block,
+    block_ids,
     budget_too_tight,
     call_header,
     cut_off_error,
@@ -68,15 +82,22 @@ __all__ = [
     "TOOL_NAMES",
     "UNPARSED_KEY",
     "UNREADABLE",
+    "ConstrainedReply",
     "TextCalls",
     "ToolName",
+    "already_searched",
     "block",
+    "block_ids",
     "budget_too_tight",
     "build_decision",
     "call_header",
     "calls_in_content",
+    "constrained_messages",
+    "constrained_turn",
+    "context_ids",
     "cut_off_error",
     "cut_off_notice",
+    "decision_schema",
     "expand_calls",
     "first_json_value",
     "group_batches",
@@ -89,6 +110,7 @@ __all__ = [
     "over_budget_message",
     "parse_final",
     "policy_error_message",
+    "read_decision",
     "read_note",
     "read_text_calls",
     "rejected",

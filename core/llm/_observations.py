@@ -7,6 +7,7 @@ trained on them see what they were trained on.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sift.llm._tools import MULTI_TOOL, TOOL_NAMES
@@ -14,7 +15,9 @@ from sift.llm._tools import MULTI_TOOL, TOOL_NAMES
 __all__ = [
     "NO_RESULTS",
     "PRUNED",
+    "already_searched",
     "block",
+    "block_ids",
     "budget_too_tight",
     "call_header",
     "cut_off_error",
@@ -39,6 +42,16 @@ PRUNED = "Pruned"
 
 def block(chunk_id: str, tokens: int, text: str) -> str:
     return f"# DOCUMENT ID: {chunk_id} ({tokens} tokens)\n{text}"
+
+
+# The header `block` writes; a document id may hold spaces, so the id is all up to the
+# token count.
+_BLOCK_HEADER = re.compile(r"^# DOCUMENT ID: (.+?) \(\d+ tokens\)$", re.MULTILINE)
+
+
+def block_ids(text: str) -> list[str]:
+    """The chunk ids of the blocks (`block`) a text shows, in order, each once."""
+    return list(dict.fromkeys(_BLOCK_HEADER.findall(text)))
 
 
 def usage_marker(used: int, threshold: int) -> str:
@@ -102,6 +115,17 @@ def invalid_batch(arguments: Any) -> str:
     return (
         f'{MULTI_TOOL} needs {{"tool_calls": [{{"name": <tool>, '
         f'"arguments": {{...}}}}, ...]}}; got {shown}'
+    )
+
+
+def already_searched(query: str, ids: list[str]) -> str:
+    """The answer to a search the episode already ran: it is not run again (a small model
+    otherwise searches the question over and over, issue 45)."""
+    shown = f" It returned {', '.join(ids)}." if ids else ""
+    return (
+        f"Error: search_corpus({json.dumps(query, ensure_ascii=False)}) already ran and is "
+        f"not run again.{shown} Search for something else (another part of the question, "
+        "a name found in the text), or conclude with your final list."
     )
 
 

@@ -9,8 +9,19 @@ from __future__ import annotations
 __all__ = ["task_prompt"]
 
 
-def task_prompt(question: str, top_k: int = 30) -> str:
-    """The first user message of an episode."""
+def task_prompt(question: str, top_k: int = 30, *, constrained: bool = False) -> str:
+    """The first user message of an episode. `constrained`: the model's replies are
+    decoded against the decision's JSON schema (`decision_schema`), so the final list is
+    written in that shape, not as `<Document>` blocks."""
+    finish = (
+        f'{{"final": [...]}} with up to {top_k} chunk ids, most relevant first.'
+        if constrained
+        else f"""up to {top_k} \
+documents, most relevant first, each as
+<Document id=CHUNK_ID><Justification>One to three sentences on why it matters.\
+</Justification></Document>
+and nothing else."""
+    )
     return f"""You are a retrieval sub-agent. Your job is to find the documents needed to \
 answer the question below. You never answer the question yourself.
 
@@ -26,10 +37,6 @@ pruned, is the set complete? Change approach when a strategy fails. Never repeat
 Follow the evidence in the text: names and facts found in one document lead to the next.
 - Prune before the token budget runs out; the token usage is shown after each step.
 
-When the set of documents covers every part of the question, finish with up to {top_k} \
-documents, most relevant first, each as
-<Document id=CHUNK_ID><Justification>One to three sentences on why it matters.\
-</Justification></Document>
-and nothing else.
+When the set of documents covers every part of the question, finish with {finish}
 
 Question: {question}"""

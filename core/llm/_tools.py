@@ -21,6 +21,7 @@ __all__ = [
     "MULTI_TOOL",
     "TOOL_NAMES",
     "ToolName",
+    "tool_descriptions",
     "tool_schemas",
 ]
 
@@ -60,7 +61,9 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
 }
 
 
-def _descriptions(search_max_chunks: int, grep_max_hits: int) -> dict[str, str]:
+def tool_descriptions(search_max_chunks: int, grep_max_hits: int) -> dict[str, str]:
+    """What each tool does, with the harness's result sizes (the declarations' text, and
+    what a constrained model is told of the tools)."""
     return {
         "search_corpus": (
             f"Hybrid (keyword + semantic) search over the corpus. Returns up to "
@@ -117,7 +120,7 @@ _MULTI: dict[str, Any] = {
 
 @lru_cache(maxsize=64)
 def _declarations(search_max_chunks: int, grep_max_hits: int) -> tuple[dict[str, Any], ...]:
-    descriptions = _descriptions(search_max_chunks, grep_max_hits)
+    descriptions = tool_descriptions(search_max_chunks, grep_max_hits)
     return tuple(
         {
             "type": "function",

@@ -9,6 +9,11 @@ policy, and its replies are read by the same parser (multi_tool_use in every sha
 argument repair, Context-1's final format). What LangChain cannot carry is carried as
 well as it can be: thinking travels in `additional_kwargs["reasoning_content"]` (where
 ChatOllama reads and writes it), tool results are matched to their calls by id.
+
+`constrained=True` (automatic for a model class without `bind_tools`) decodes each reply
+against the JSON schema of a decision instead of binding tools (issue 45): through
+`response_format` for ChatOpenAI (llama.cpp's server, vLLM), else the model's own
+structured output (`with_structured_output(schema, method="json_schema")`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from langchain_core.messages import (
 )
 
 from sift.errors import ModelServerError
-from sift.llm import build_decision, expand_calls, group_batches, task_prompt, tool_schemas
+from sift.llm import (
+    ConstrainedReply,
+    build_decision,
+    constrained_turn,
+    expand_calls,
+    group_batches,
+    task_prompt,
+    tool_schemas,
+)
 from sift.types import Decision, Message, PolicyView
 
 __all__ = ["ChatModelPolicy", "to_langchain_messages"]
@@ -91,13 +104,33 @@ class ChatModelPolicy:
     `multi_tool_use=False` leaves the batching tool out for models that already emit
     several tool calls per reply. Retries are the model's own (`.with_retry()` on it
     before passing it in would retry the bound model too).
+
+    `constrained`: decode each reply against the decision's JSON schema (no tools bound).
+    None (auto) turns it on only for a model class that does not implement `bind_tools`:
+    whether the model behind a class that does (a ChatOpenAI to llama.cpp serving a small
+    model) calls tools well cannot be known from here, so say `constrained=True` for it.
+    `reply_tokens`: the reply budget the schema's bounds fit (default: the model's
+    `max_tokens` or `num_predict`, else 1024).
     """
 
-    def __init__(self, model: BaseChatModel, *, multi_tool_use: bool = True) -> None:
-        if not hasattr(model, "bind_tools"):
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        multi_tool_use: bool = True,
+        constrained: bool | None = None,
+        reply_tokens: int | None = None,
+    ) -> None:
+        bind_tools = getattr(type(model), "bind_tools", None)
+        if bind_tools is None:
             raise TypeError(f"{type(model).__name__} cannot bind tools; sift needs tool calls")
+        if constrained is None:
+            # BaseChatModel's own bind_tools only raises NotImplementedError.
+            constrained = bind_tools is BaseChatModel.bind_tools
         self.model = model
         self.multi_tool_use = multi_tool_use
+        self.constrained = constrained
+        self.reply_tokens = reply_tokens or _reply_budget(model)
         self._bound: dict[tuple[int, int], Any] = {}
 
     def fork(self, seed: int) -> ChatModelPolicy:
@@ -110,7 +143,12 @@ class ChatModelPolicy:
         if "temperature" in fields and not getattr(self.model, "temperature", None):
             update["temperature"] = 1.0
         model = self.model.model_copy(update=update) if update else self.model
-        return ChatModelPolicy(model, multi_tool_use=self.multi_tool_use)
+        return ChatModelPolicy(
+            model,
+            multi_tool_use=self.multi_tool_use,
+            constrained=self.constrained,
+            reply_tokens=self.reply_tokens,
+        )
 
     def _bound_for(self, view: PolicyView) -> Any:
         """The model with the tools bound, declared with the view's result sizes."""
@@ -125,16 +163,46 @@ class ChatModelPolicy:
             bound = self._bound[key] = self.model.bind_tools(tools)
         return bound
 
-    async def decide(self, view: PolicyView) -> Decision:
-        messages = to_langchain_messages(view.messages) or [
-            HumanMessage(content=task_prompt(view.question, view.top_k))
-        ]
+    async def _invoke(self, runnable: Any, messages: list[BaseMessage]) -> Any:
         try:
-            reply = await self._bound_for(view).ainvoke(messages)
+            return await runnable.ainvoke(messages)
         except (ConnectionError, TimeoutError) as exc:
             raise ModelServerError(
                 f"the chat model {type(self.model).__name__} could not be reached: {exc}"
             ) from exc
+
+    async def _ask(self, messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
+        """One constrained request: the model decoding against `schema`."""
+        runnable = _structured(self.model, schema)
+        try:
+            out = await self._invoke(runnable, to_langchain_messages(messages))
+        except Exception as exc:
+            cut = _length_cut(exc)
+            if cut is None:
+                raise
+            return cut
+        # Structured output with include_raw gives {"raw": AIMessage, "parsed": ...}; the
+        # raw reply is read here (its finish reason says whether it was cut off).
+        reply = out.get("raw") if isinstance(out, dict) else out
+        if not isinstance(reply, AIMessage):
+            return ConstrainedReply(content="")
+        text, reasoning = _text(reply.content)
+        usage = reply.usage_metadata
+        return ConstrainedReply(
+            content=text,
+            thinking=reply.additional_kwargs.get("reasoning_content") or reasoning or None,
+            cut_off=_cut_off(reply),
+            prompt_tokens=usage["input_tokens"] if usage else None,
+            completion_tokens=usage["output_tokens"] if usage else None,
+        )
+
+    async def decide(self, view: PolicyView) -> Decision:
+        if self.constrained:
+            return await constrained_turn(view, self._ask, reply_tokens=self.reply_tokens)
+        messages = to_langchain_messages(view.messages) or [
+            HumanMessage(content=task_prompt(view.question, view.top_k))
+        ]
+        reply = await self._invoke(self._bound_for(view), messages)
         if not isinstance(reply, AIMessage):
             return Decision(error=f"the chat model returned {type(reply).__name__}, not a reply")
         text, reasoning = _text(reply.content)
@@ -153,6 +221,54 @@ class ChatModelPolicy:
             completion_tokens=usage["output_tokens"] if usage else None,
             cut_off=_cut_off(reply),
         )
+
+
+def _reply_budget(model: BaseChatModel) -> int:
+    """The most tokens the model may write in a reply, as its own fields say."""
+    for name in ("max_tokens", "max_completion_tokens", "num_predict", "max_output_tokens"):
+        value = getattr(model, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return 1024
+
+
+def _is_openai(model: BaseChatModel) -> bool:
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:  # the OpenAI integration is optional
+        return False
+    return isinstance(model, BaseChatOpenAI)
+
+
+def _length_cut(exc: Exception) -> ConstrainedReply | None:
+    """A cut-off reply the OpenAI client raised instead of returning (it parses replies
+    to a `response_format`, and one stopped by the length limit cannot be parsed)."""
+    try:
+        from openai import LengthFinishReasonError
+    except ImportError:
+        return None
+    if not isinstance(exc, LengthFinishReasonError):
+        return None
+    usage = exc.completion.usage
+    return ConstrainedReply(
+        content="",
+        cut_off=True,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+    )
+
+
+def _structured(model: BaseChatModel, schema: dict[str, Any]) -> Any:
+    """The model decoding against `schema`. ChatOpenAI (any OpenAI-compatible server) gets
+    the `response_format` that llama.cpp's server and vLLM read
+    (`response_format.json_schema.schema`); other models their own structured output."""
+    if _is_openai(model):
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": "decision", "schema": schema, "strict": True},
+        }
+        return model.bind(response_format=response_format)
+    return model.with_structured_output(schema, method="json_schema", include_raw=True)
 
 
 def _cut_off(reply: AIMessage) -> bool:

@@ -29,7 +29,17 @@ from sift.integrations.ollama._client import (
 )
 from sift.integrations.ollama._settings import OllamaSettings
 from sift.integrations.ollama._tool_error import parse_ollama_tool_error
-from sift.llm import build_decision, expand_calls, group_batches, task_prompt, tool_schemas
+from sift.llm import (
+    ConstrainedReply,
+    build_decision,
+    constrained_messages,
+    constrained_turn,
+    decision_schema,
+    expand_calls,
+    group_batches,
+    task_prompt,
+    tool_schemas,
+)
 from sift.text import estimate_tokens
 from sift.types import Decision, Message, PolicyView
 
@@ -79,6 +89,8 @@ class _Shared:
         self.estimates: OrderedDict[str, int] = OrderedDict()
         self.warned = False
         self.tools: dict[tuple[int, int], tuple[list[dict[str, Any]], int]] = {}
+        # /api/show listed the model's capabilities without "tools".
+        self.no_tools = False
 
 
 class OllamaPolicy:
@@ -143,13 +155,33 @@ class OllamaPolicy:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    @property
+    def constrained(self) -> bool:
+        """Whether replies are decoded against the decision's JSON schema: the setting,
+        else (auto) whether /api/show said the model cannot call tools."""
+        chosen = self.settings.constrained
+        return self._shared.no_tools if chosen is None else chosen
+
     def request_for(self, view: PolicyView) -> dict[str, Any]:
-        """The exact keyword arguments of the AsyncClient.chat call for this view."""
-        s = self.settings
+        """The exact keyword arguments of the AsyncClient.chat call for this view (the
+        first request of a constrained turn: `format` holds the decision's schema)."""
+        if self.constrained:
+            schema = decision_schema(view, reply_tokens=self.settings.num_predict)
+            return self._request(view, render_messages(constrained_messages(view, schema)), schema)
         # The harness renders the context; a bare view gets the harness's task prompt.
         messages = render_messages(view.messages) or [
             {"role": "user", "content": task_prompt(view.question, view.top_k)}
         ]
+        return self._request(view, messages)
+
+    def _request(
+        self,
+        view: PolicyView,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A chat request: with the tools declared, or (`schema`) decoded against it."""
+        s = self.settings
         options: dict[str, Any] = {
             "num_ctx": s.context_window(view.budget),
             "num_predict": s.num_predict,
@@ -157,13 +189,14 @@ class OllamaPolicy:
         }
         if s.seed is not None:
             options["seed"] = s.seed
-        request: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "tools": self._tools(view)[0],
-            "stream": s.stream,
-            "options": options,
-        }
+        request: dict[str, Any] = {"model": s.model, "messages": messages}
+        if schema is None:
+            request["tools"] = self._tools(view)[0]
+        else:
+            # Ollama's /api/chat decodes the reply against a JSON schema given as `format`.
+            request["format"] = schema
+        request["stream"] = s.stream
+        request["options"] = options
         think = s.think_for(self._shared.family)
         if think is not None:
             request["think"] = think
@@ -173,6 +206,8 @@ class OllamaPolicy:
 
     async def decide(self, view: PolicyView) -> Decision:
         await self._check_model(view.budget)
+        if self.constrained:
+            return await self._decide_constrained(view)
         request = self.request_for(view)
         client = self._client()
         s = self.settings
@@ -196,6 +231,26 @@ class OllamaPolicy:
             )
         decision = self._decision(reply, view)
         self._compare_tokens(decision.prompt_tokens, request["messages"], self._tools(view)[1])
+        return decision
+
+    async def _decide_constrained(self, view: PolicyView) -> Decision:
+        client = self._client()
+        sent: list[dict[str, Any]] = []
+
+        async def ask(messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
+            request = self._request(view, render_messages(messages), schema)
+            sent.append(request)
+            reply = await self._retrying(lambda: chat_once(client, request))
+            return ConstrainedReply(
+                content=reply.content,
+                thinking=reply.thinking or None,
+                cut_off=reply.done_reason == "length",
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+            )
+
+        decision = await constrained_turn(view, ask, reply_tokens=self.settings.num_predict)
+        self._compare_tokens(decision.prompt_tokens, sent[0]["messages"], 0)
         return decision
 
     # ---------------------------------------------------------------- internals
@@ -276,11 +331,16 @@ class OllamaPolicy:
                 )
             capabilities = list(info.capabilities or [])
             if capabilities and "tools" not in capabilities:
-                raise ModelServerError(
-                    f"the Ollama model {s.model!r} at {self.host} does not support tool "
-                    f"calling (capabilities: {', '.join(capabilities)}); use a tool-calling "
-                    f"model such as gpt-oss:20b or qwen3"
-                )
+                if s.constrained is False:
+                    raise ModelServerError(
+                        f"the Ollama model {s.model!r} at {self.host} does not support tool "
+                        f"calling (capabilities: {', '.join(capabilities)}); leave "
+                        "SIFT_OLLAMA_CONSTRAINED unset (or true) to decode its replies as "
+                        "JSON decisions, or use a tool-calling model such as gpt-oss:20b"
+                    )
+                # No native tool calls: its replies are decoded against the decision's
+                # schema instead (issue 45).
+                shared.no_tools = True
             shared.checked = True
 
     def _decision(self, reply: ChatReply, view: PolicyView) -> Decision:

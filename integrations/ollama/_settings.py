@@ -92,6 +92,12 @@ class OllamaSettings(OllamaHost):
         description="Stream replies (NDJSON): the timeout then bounds silence, not the "
         "whole generation, so long thinking turns do not time out.",
     )
+    constrained: bool | None = Field(
+        None,
+        description="Decode each reply against the JSON schema of a decision (Ollama's "
+        "`format`): tool calls from the tool enum or a final list of the ids shown, no "
+        "native tool calls. None (auto): on when the model has no tool-calling capability.",
+    )
     token_mismatch_ratio: float = Field(
         2.0,
         gt=1.0,
@@ -115,6 +121,13 @@ class OllamaSettings(OllamaHost):
                     f"think must be low, medium, high, true, false or auto; got {value!r}"
                 )
             return lowered
+        return value
+
+    @field_validator("constrained", mode="before")
+    @classmethod
+    def _parse_constrained(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in {"", "auto", "default"}:
+            return None
         return value
 
     def think_for(self, family: str | None = None) -> ThinkLevel | bool | None:

@@ -357,9 +357,10 @@ async def test_missing_model_names_ollama_pull():
         await p.aclose()
 
 
-async def test_model_without_tool_support_is_refused_clearly():
+async def test_model_without_tool_support_is_refused_clearly_when_not_constrained():
+    # Left to auto, such a model's replies are decoded as JSON decisions (test_constrained).
     with FakeOllama(models=["gemma:2b"], family="gemma", capabilities=["completion"]) as server:
-        p = OllamaPolicy("gemma:2b", host=server.host, **FAST)
+        p = OllamaPolicy("gemma:2b", host=server.host, constrained=False, **FAST)
         with pytest.raises(ModelServerError, match="does not support tool calling"):
             await p.decide(view())
         await p.aclose()

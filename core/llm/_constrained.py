@@ -1,0 +1,355 @@
+"""Constrained decisions (issue 45): a model's reply decoded against a JSON schema of the
+decision, for models without native tool calls (and any model that is asked to).
+
+A small model left free writes prose plans, `<Document>` blocks in place of ids, ids it was
+never shown, and replies the token limit cuts off. With its reply decoded against a schema
+that admits nothing but what the harness can act on (tool names from an enum, each tool's
+arguments typed, strings and lists bounded to fit the reply budget, final ids limited to
+the ids its context shows) a 1.5B model's replies went from 1/10 usable to 9/10. So:
+
+- `decision_schema(view, reply_tokens=...)`: the schema, built from what the view's
+  context shows; Ollama takes it as `format`, an OpenAI-compatible server (llama.cpp,
+  vLLM) as `response_format.json_schema.schema`;
+- `constrained_messages(view)`: the transcript as the model reads it in this mode (its
+  earlier decisions in the same JSON, tool results as plain turns: a model without a
+  tool template drops tool messages), after a system message that says the shape;
+- `read_decision(...)`: the reply read straight into a `Decision` (no text-call reader);
+- `constrained_turn(view, ask, reply_tokens=...)`: one turn for either policy; a reply
+  the token limit cut off is asked again once, shorter, and never taken as a decision.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sift.llm._observations import block_ids
+from sift.llm._prompt import task_prompt
+from sift.llm._tools import ARGUMENT_OF, tool_descriptions
+from sift.types import Decision, FinalDocument, Message, PolicyView, ToolCall, split_chunk_id
+
+__all__ = [
+    "ConstrainedReply",
+    "constrained_messages",
+    "constrained_turn",
+    "context_ids",
+    "decision_schema",
+    "read_decision",
+]
+
+# Above this many ids an enum makes the grammar (and the schema sent with every request)
+# large; ids are then limited by a pattern of the shown documents, else by the id shape.
+MAX_ENUM_IDS: Final = 256
+# What every chunk id looks like (`make_chunk_id`): the last resort of the final list.
+ID_PATTERN: Final = r'^[^"<>\n]+_[0-9]+$'
+# What a pattern escapes in a document id: only what grammar converters (llama.cpp's
+# json-schema-to-grammar, which Ollama uses too) read as an escaped literal; Python's
+# re.escape also escapes spaces and dashes, which they do not know.
+_REGEX_SPECIAL: Final = re.compile(r"[\\^$.\[\]()|{}*+?]")
+# The most calls one reply may hold, and the longest query and regex, in characters.
+_MAX_CALLS: Final = 4
+_QUERY_CHARS: Final = 200
+_PATTERN_CHARS: Final = 120
+# Tokens a reply's JSON spends around its values (braces, keys, names), per call and in all.
+_CALL_OVERHEAD: Final = 24
+_REPLY_OVERHEAD: Final = 16
+
+
+def context_ids(view: PolicyView) -> list[str]:
+    """The chunk ids the model's context shows, in the order shown: the blocks of the
+    rendered tool results (a pruned chunk's block is no longer rendered). A bare view
+    (no transcript yet) falls back on the chunks the episode has not pruned."""
+    if not view.messages:
+        return [cid for cid, seen in view.seen.items() if not seen.pruned]
+    ids: dict[str, None] = {}
+    for message in view.messages:
+        if message.role == "tool":
+            ids.update(dict.fromkeys(block_ids(message.content)))
+    return list(ids)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """How much one reply may hold, so that it fits the reply budget."""
+
+    calls: int
+    query_chars: int
+    pattern_chars: int
+    final_ids: int
+
+
+def _bounds(reply_tokens: int, ids: list[str], top_k: int, shorter: bool) -> _Bounds:
+    # Strings are bounded in characters; a character may be a token (Japanese), so the
+    # worst case is counted. An id is about three characters a token, plus its quotes.
+    room = max(1, reply_tokens - _REPLY_OVERHEAD)
+    calls = max(1, min(_MAX_CALLS, room // (_QUERY_CHARS + _CALL_OVERHEAD)))
+    longest = max((len(i) for i in ids), default=16)
+    final_ids = max(1, min(top_k, len(ids) or top_k, room // (math.ceil(longest / 3) + 3)))
+    if not shorter:
+        return _Bounds(calls, _QUERY_CHARS, _PATTERN_CHARS, final_ids)
+    # Asked again after the limit cut a reply off: every bound halved (never below one).
+    return _Bounds(
+        max(1, calls // 2), _QUERY_CHARS // 2, _PATTERN_CHARS // 2, max(1, final_ids // 2)
+    )
+
+
+def _id_schema(ids: list[str]) -> dict[str, Any]:
+    """One chunk id of the context: an enum, or a pattern when an enum would be too long
+    (the shown documents' ids with any index; else any id)."""
+    if len(ids) <= MAX_ENUM_IDS:
+        return {"type": "string", "enum": ids}
+    docs = list(dict.fromkeys(s[0] for i in ids if (s := split_chunk_id(i)) is not None))
+    if len(docs) <= MAX_ENUM_IDS:
+        alternatives = "|".join(_REGEX_SPECIAL.sub(r"\\\g<0>", d) for d in docs)
+        return {"type": "string", "pattern": f"^(?:{alternatives})_[0-9]+$"}
+    return {"type": "string", "pattern": ID_PATTERN}
+
+
+def _call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "enum": [name]},
+            "arguments": {
+                "type": "object",
+                "properties": arguments,
+                "required": list(arguments),
+                "additionalProperties": False,
+            },
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def decision_schema(
+    view: PolicyView, *, reply_tokens: int, shorter: bool = False
+) -> dict[str, Any]:
+    """The JSON schema of one decision for this view: `{"calls": [...]}` (each call a tool
+    from the enum with its typed argument) or `{"final": [...]}` (ids the context shows).
+
+    `reply_tokens` is the reply budget (Ollama's num_predict, a chat model's max_tokens):
+    the bounds keep a reply within it. `shorter`: halved bounds, for a reply asked again
+    after the limit cut it off. read_document, prune_chunks and the final list are offered
+    only when the context shows a chunk."""
+    ids = context_ids(view)
+    bounds = _bounds(reply_tokens, ids, view.top_k, shorter)
+    calls = [
+        _call_schema(
+            "search_corpus",
+            {"query": {"type": "string", "minLength": 1, "maxLength": bounds.query_chars}},
+        ),
+        _call_schema(
+            "grep_corpus",
+            {"pattern": {"type": "string", "minLength": 1, "maxLength": bounds.pattern_chars}},
+        ),
+    ]
+    options: list[dict[str, Any]] = []
+    if ids:
+        one_id = _id_schema(ids)
+        docs = list(dict.fromkeys(s[0] for i in ids if (s := split_chunk_id(i)) is not None))
+        if docs:
+            doc = (
+                {"type": "string", "enum": docs}
+                if len(docs) <= MAX_ENUM_IDS
+                else {"type": "string", "minLength": 1, "maxLength": 512}
+            )
+            calls.append(_call_schema("read_document", {"doc_id": doc}))
+        prune = {"type": "array", "items": one_id, "minItems": 1, "maxItems": len(ids)}
+        calls.append(_call_schema("prune_chunks", {"chunk_ids": prune}))
+        final = {"type": "array", "items": one_id, "minItems": 1, "maxItems": bounds.final_ids}
+        options.append(_branch("final", final))
+    batch = {"type": "array", "items": {"anyOf": calls}, "minItems": 1, "maxItems": bounds.calls}
+    return {"anyOf": [_branch("calls", batch), *options]}
+
+
+def _branch(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {key: value},
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+
+def _instructions(view: PolicyView, schema: dict[str, Any]) -> str:
+    """What the model is told of the reply's shape (the server enforces it; the model
+    still has to know what the fields mean)."""
+    descriptions = tool_descriptions(view.search_max_chunks, view.grep_max_hits)
+    branches = {next(iter(b["properties"])): b["properties"] for b in schema["anyOf"]}
+    batch = branches["calls"]["calls"]
+    offered = [c["properties"]["name"]["enum"][0] for c in batch["items"]["anyOf"]]
+    tools = "\n".join(
+        f'- {name} {{"{ARGUMENT_OF[name]}": ...}}: {descriptions[name]}' for name in offered
+    )
+    lines = [
+        "Reply with one JSON object and nothing else, in one of these forms.",
+        f'{{"calls": [{{"name": <tool>, "arguments": {{...}}}}, ...]}}: up to '
+        f"{batch['maxItems']} tool calls, run together. The tools:",
+        tools,
+    ]
+    if "final" in branches:
+        lines.append(
+            f'{{"final": [<chunk id>, ...]}}: your final list, up to '
+            f"{branches['final']['final']['maxItems']} chunk ids shown in the context, most "
+            "relevant first, once they cover every part of the question."
+        )
+    lines.append("A search already run is not run again: search for what is still missing.")
+    return "\n".join(lines)
+
+
+def _decision_json(calls: list[ToolCall]) -> str:
+    """Calls as the model writes them in this mode (a batch's calls flattened)."""
+    shown = [{"name": c.name, "arguments": c.arguments} for c in calls]
+    return json.dumps({"calls": shown}, ensure_ascii=False)
+
+
+def constrained_messages(view: PolicyView, schema: dict[str, Any]) -> list[Message]:
+    """The transcript for a constrained turn: a system message with the reply's shape, the
+    task message asking for the final list as JSON, the model's earlier calls as the JSON
+    it wrote, tool results as user turns."""
+    out = [Message(role="system", content=_instructions(view, schema))]
+    plain_task = task_prompt(view.question, view.top_k)
+    task = task_prompt(view.question, view.top_k, constrained=True)
+    if not view.messages:
+        return [*out, Message(role="user", content=task)]
+    for m in view.messages:
+        if m.role == "user" and m.content == plain_task:
+            out.append(Message(role="user", content=task))
+        elif m.role == "assistant" and m.tool_calls:
+            out.append(Message(role="assistant", content=_decision_json(m.tool_calls)))
+        elif m.role == "tool":
+            out.append(
+                Message(role="user", content=f"[{m.tool_name or 'tool'} results]\n{m.content}")
+            )
+        else:
+            out.append(Message(role=m.role, content=m.content))
+    return out
+
+
+class _Call(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any]
+
+
+class _Reply(BaseModel):
+    """The decision's shape, as read back (the schema's enums are checked after)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: list[_Call] | None = None
+    final: list[str] | None = None
+
+
+def read_decision(
+    content: str,
+    view: PolicyView,
+    *,
+    thinking: str | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+) -> Decision:
+    """A constrained reply as a Decision: its calls, else its final list of ids the context
+    shows; anything else (a server that ignored the schema) is a policy error that says
+    what was wrong. Final ids the context does not show are dropped: they cannot be what
+    the model read."""
+    common: dict[str, Any] = {
+        "thinking": thinking or None,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+    }
+    try:
+        reply = _Reply.model_validate_json(content.strip() or "null")
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"] if exc.errors() else str(exc)
+        return Decision(
+            error=f"the reply is not the decision's JSON ({problem}): {content[:200]!r}",
+            **common,
+        )
+    if reply.calls:
+        calls = [
+            ToolCall(id=f"t{view.turn}_{n}", name=c.name, arguments=c.arguments)
+            for n, c in enumerate(reply.calls)
+        ]
+        return Decision(tool_calls=calls, answer_repeats=True, **common)
+    if reply.final:
+        shown = set(context_ids(view))
+        kept = list(dict.fromkeys(i for i in reply.final if i in shown))
+        if not kept:
+            return Decision(
+                error="the final list names no chunk id shown in the context: "
+                + ", ".join(reply.final[:10]),
+                **common,
+            )
+        return Decision(final=[FinalDocument(id=i) for i in kept], **common)
+    return Decision(error="the reply held neither calls nor a final list", **common)
+
+
+@dataclass
+class ConstrainedReply:
+    """One reply of a constrained request, as a policy reads it off its server."""
+
+    content: str
+    thinking: str | None = None
+    cut_off: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+# How a policy sends one constrained request: the messages and the schema to decode with.
+Ask = Callable[[list[Message], dict[str, Any]], Awaitable[ConstrainedReply]]
+
+
+def _shorter_note(tokens: int | None) -> str:
+    at = f" at {tokens} tokens" if tokens else ""
+    return (
+        f"[Your reply was cut off{at} by the token limit and was not used. Reply again, "
+        "shorter: fewer calls, shorter queries, fewer ids.]"
+    )
+
+
+async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> Decision:
+    """One constrained turn. A reply cut off by the token limit is never a decision: it
+    is asked again once, with a note and halved bounds; cut off again, the turn is a
+    policy error that says so. `prompt_tokens` is the first request's (the one that
+    matches the view, from which the harness corrects its estimates); completion tokens
+    are both replies'."""
+    schema = decision_schema(view, reply_tokens=reply_tokens)
+    messages = constrained_messages(view, schema)
+    first = await ask(messages, schema)
+    if not first.cut_off:
+        return read_decision(
+            first.content,
+            view,
+            thinking=first.thinking,
+            prompt_tokens=first.prompt_tokens,
+            completion_tokens=first.completion_tokens,
+        )
+    note = Message(role="user", content=_shorter_note(first.completion_tokens))
+    shorter = decision_schema(view, reply_tokens=reply_tokens, shorter=True)
+    second = await ask([*constrained_messages(view, shorter), note], shorter)
+    spent = (first.completion_tokens or 0) + (second.completion_tokens or 0) or None
+    if second.cut_off:
+        at = f" at {second.completion_tokens} tokens" if second.completion_tokens else ""
+        return Decision(
+            error=f"the reply was cut off{at} by the token limit twice, the second time "
+            f"asked for a shorter one (reply budget {reply_tokens} tokens)",
+            prompt_tokens=first.prompt_tokens,
+            completion_tokens=spent,
+            cut_off=True,
+        )
+    return read_decision(
+        second.content,
+        view,
+        thinking=second.thinking,
+        prompt_tokens=first.prompt_tokens,
+        completion_tokens=spent,
+    )

@@ -1,0 +1,233 @@
+"""Constrained decisions (issue 45): the decision's JSON schema admits only what the harness
+can act on, and a constrained reply is read straight into a Decision."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from sift.llm import (
+    ConstrainedReply,
+    block,
+    constrained_messages,
+    constrained_turn,
+    context_ids,
+    decision_schema,
+    read_decision,
+    task_prompt,
+)
+from sift.types import Chunk, FoundBy, Message, PolicyView, SeenChunk, ToolCall
+
+# More ids than an enum is given for (a few hundred: the grammar grows with the enum).
+MANY = 300
+QUESTION = "富士山が最後に噴火したのは何年？"
+
+
+def results(*ids: str) -> str:
+    return "\n\n".join(block(i, 12, f"text of {i}") for i in ids) + "\n\n[Token usage: 90/16384]"
+
+
+def view(*shown: list[str], top_k: int = 30, pruned: tuple[str, ...] = ()) -> PolicyView:
+    """A view whose context shows one tool message per list of ids."""
+    messages = [Message(role="user", content=task_prompt(QUESTION, top_k))]
+    for n, ids in enumerate(shown):
+        call = ToolCall(id=f"c{n}", name="search_corpus", arguments={"query": f"q{n}"})
+        messages += [
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_name="search_corpus", content=results(*ids)),
+        ]
+    seen = {
+        i: SeenChunk(
+            chunk=Chunk(chunk_id=i, doc_id=i.rpartition("_")[0], index=0, text="t"),
+            tokens=12,
+            found_by=[FoundBy(tool="search_corpus", argument="q", turn=1)],
+            pruned=i in pruned,
+        )
+        for ids in shown
+        for i in ids
+    }
+    return PolicyView(
+        question=QUESTION,
+        turn=2,
+        max_turns=6,
+        messages=messages,
+        seen=seen,
+        threshold=16384,
+        rejection=24576,
+        budget=32768,
+        top_k=top_k,
+    )
+
+
+def branches(schema: dict) -> dict[str, dict]:
+    return {next(iter(b["properties"])): b for b in schema["anyOf"]}
+
+
+def call_schemas(schema: dict) -> dict[str, dict]:
+    items = branches(schema)["calls"]["properties"]["calls"]["items"]["anyOf"]
+    return {c["properties"]["name"]["enum"][0]: c["properties"]["arguments"] for c in items}
+
+
+def test_final_ids_are_an_enum_of_the_ids_the_context_shows():
+    v = view(["fuji_0", "etna_2"], ["富士山_1", "fuji_0"])
+    assert context_ids(v) == ["fuji_0", "etna_2", "富士山_1"]
+    schema = decision_schema(v, reply_tokens=768)
+    final = branches(schema)["final"]
+    assert final["required"] == ["final"] and final["additionalProperties"] is False
+    ids = final["properties"]["final"]
+    assert ids["items"] == {"type": "string", "enum": ["fuji_0", "etna_2", "富士山_1"]}
+    assert (ids["minItems"], ids["maxItems"]) == (1, 3)  # never more ids than shown
+    tools = call_schemas(schema)
+    assert list(tools) == ["search_corpus", "grep_corpus", "read_document", "prune_chunks"]
+    assert tools["read_document"]["properties"]["doc_id"]["enum"] == ["fuji", "etna", "富士山"]
+    prune = tools["prune_chunks"]["properties"]["chunk_ids"]
+    assert prune["items"]["enum"] == ["fuji_0", "etna_2", "富士山_1"]
+    query = tools["search_corpus"]["properties"]["query"]
+    assert query == {"type": "string", "minLength": 1, "maxLength": 200}
+    assert all(t["additionalProperties"] is False for t in tools.values())
+
+
+def test_a_pruned_chunk_is_no_longer_offered():
+    # The harness renders a pruned chunk's block no more: it is not in the context.
+    v = view(["fuji_0", "etna_2"])
+    v.messages[-1] = Message(role="tool", tool_name="search_corpus", content=results("etna_2"))
+    assert branches(decision_schema(v, reply_tokens=768))["final"]["properties"]["final"]["items"][
+        "enum"
+    ] == ["etna_2"]
+
+
+def test_without_a_chunk_in_context_only_searches_are_offered():
+    schema = decision_schema(view(), reply_tokens=768)
+    assert list(branches(schema)) == ["calls"]
+    assert list(call_schemas(schema)) == ["search_corpus", "grep_corpus"]
+
+
+def test_bounds_fit_the_reply_budget_and_halve_when_asked_shorter():
+    v = view(["a_0", "b_1", "c_2", "d_3", "e_4", "f_5"], top_k=5)
+    roomy = decision_schema(v, reply_tokens=4096)
+    assert branches(roomy)["calls"]["properties"]["calls"]["maxItems"] == 4
+    assert branches(roomy)["final"]["properties"]["final"]["maxItems"] == 5  # top_k
+    tight = decision_schema(v, reply_tokens=300)
+    # A query may be 200 characters, each a token at worst (Japanese): one call fits.
+    assert branches(tight)["calls"]["properties"]["calls"]["maxItems"] == 1
+    shorter = decision_schema(v, reply_tokens=4096, shorter=True)
+    assert branches(shorter)["calls"]["properties"]["calls"]["maxItems"] == 2
+    assert branches(shorter)["final"]["properties"]["final"]["maxItems"] == 2
+    assert call_schemas(shorter)["search_corpus"]["properties"]["query"]["maxLength"] == 100
+
+
+def test_too_many_ids_for_an_enum_become_a_pattern_of_the_shown_documents():
+    ids = [f"doc.{n % 40}_{n}" for n in range(MANY)]
+    item = branches(decision_schema(view(ids), reply_tokens=4096))["final"]["properties"]["final"][
+        "items"
+    ]
+    assert "enum" not in item
+    pattern = re.compile(item["pattern"])
+    assert pattern.match("doc.7_7") and pattern.match("doc.39_999")
+    assert not pattern.match("docx7_7")  # the dot is escaped
+    assert not pattern.match("<Document id=doc.7_7>")
+    # Only what grammar converters read as escaped is escaped (not spaces or dashes).
+    spaced = [f"富士 山-{n % 3}_{n}" for n in range(MANY)]
+    item = branches(decision_schema(view(spaced), reply_tokens=4096))["final"]["properties"][
+        "final"
+    ]["items"]
+    assert item["pattern"] == "^(?:富士 山-0|富士 山-1|富士 山-2)_[0-9]+$"
+    many_docs = [f"d{n}_0" for n in range(MANY)]
+    item = branches(decision_schema(view(many_docs), reply_tokens=4096))["final"]["properties"][
+        "final"
+    ]["items"]
+    # Too many documents as well: any id of the chunk-id shape, never a <Document> block.
+    generic = re.compile(item["pattern"])
+    assert generic.match("d7_0") and generic.match("富士山 (山)_12")
+    assert not generic.match('<Document id="d7_0">') and not generic.match("d7")
+
+
+def test_the_transcript_is_plain_turns_after_the_shape_of_the_reply():
+    v = view(["fuji_0"])
+    schema = decision_schema(v, reply_tokens=768)
+    messages = constrained_messages(v, schema)
+    assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
+    assert '{"final": [<chunk id>, ...]}' in messages[0].content
+    assert "up to 1 chunk ids" in messages[0].content
+    # The task asks for the final list in the decision's JSON, not as <Document> blocks.
+    assert messages[1].content == task_prompt(QUESTION, 30, constrained=True)
+    assert "<Document" not in messages[1].content
+    assert json.loads(messages[2].content) == {
+        "calls": [{"name": "search_corpus", "arguments": {"query": "q0"}}]
+    }
+    assert messages[3].content.startswith("[search_corpus results]\n# DOCUMENT ID: fuji_0")
+
+
+def test_calls_are_read_straight_into_the_decision():
+    v = view(["fuji_0"])
+    reply = {
+        "calls": [
+            {"name": "search_corpus", "arguments": {"query": "宝永大噴火 1707"}},
+            {"name": "read_document", "arguments": {"doc_id": "fuji"}},
+        ]
+    }
+    d = read_decision(json.dumps(reply, ensure_ascii=False), v, completion_tokens=40)
+    assert d.error is None and d.final is None and d.answer_repeats
+    assert [(c.id, c.name, c.arguments) for c in d.tool_calls] == [
+        ("t2_0", "search_corpus", {"query": "宝永大噴火 1707"}),
+        ("t2_1", "read_document", {"doc_id": "fuji"}),
+    ]
+    assert d.calls_from_text == 0 and d.content == "" and d.completion_tokens == 40
+
+
+def test_a_final_list_keeps_only_ids_the_context_shows():
+    v = view(["fuji_0", "etna_2"])
+    d = read_decision('{"final": ["etna_2", "never_shown_9", "fuji_0", "etna_2"]}', v)
+    assert [f.id for f in d.final or []] == ["etna_2", "fuji_0"]
+    none = read_decision('{"final": ["<Document id=x_1>", "y_2"]}', v)
+    assert none.final is None and none.error is not None
+    assert "names no chunk id shown" in none.error and "y_2" in none.error
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "I will search for the volcano.",
+        '{"calls": [], "final": []}',
+        '{"final": ["fuji_0"], "note": "x"}',
+        '{"calls": [{"tool": "search_corpus"}]}',
+    ],
+)
+def test_anything_else_is_a_policy_error_never_a_decision(content):
+    d = read_decision(content, view(["fuji_0"]))
+    assert d.error and not d.tool_calls and d.final is None
+
+
+async def test_a_cut_off_reply_is_asked_again_shorter_never_taken():
+    v = view(["fuji_0", "etna_2"])
+    asked: list[tuple[list[Message], dict]] = []
+    replies = [
+        ConstrainedReply(content='{"final": ["fuji_0"', cut_off=True, completion_tokens=768),
+        ConstrainedReply(content='{"final": ["fuji_0"]}', prompt_tokens=900, completion_tokens=9),
+    ]
+
+    async def ask(messages, schema):
+        asked.append((messages, schema))
+        return replies.pop(0)
+
+    d = await constrained_turn(v, ask, reply_tokens=768)
+    assert [f.id for f in d.final or []] == ["fuji_0"]
+    assert d.completion_tokens == 777
+    (first, roomy), (second, tight) = asked
+    assert second[:-1] != first  # the system message states the tighter bounds
+    assert second[-1].role == "user" and "cut off at 768 tokens" in second[-1].content
+    calls = lambda s: branches(s)["calls"]["properties"]["calls"]["maxItems"]  # noqa: E731
+    assert calls(tight) < calls(roomy)
+
+
+async def test_a_reply_cut_off_twice_is_an_error_that_says_so():
+    async def ask(messages, schema):
+        return ConstrainedReply(content='{"calls": [', cut_off=True, completion_tokens=64)
+
+    d = await constrained_turn(view(["fuji_0"]), ask, reply_tokens=64)
+    assert d.error is not None and not d.tool_calls and d.final is None
+    assert "cut off at 64 tokens by the token limit twice" in d.error
+    assert d.cut_off and d.completion_tokens == 128

@@ -1,0 +1,248 @@
+"""Constrained decisions through ChatModelPolicy (issue 45), at the wire: the real ChatOpenAI
+against a loopback server speaking OpenAI's /v1/chat/completions (as llama.cpp's server
+and vLLM do) gets the decision's schema as `response_format`; the real ChatOllama against
+the loopback Ollama gets it as `format` through its structured output."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_ollama import ChatOllama
+from langchain_openai import ChatOpenAI
+
+from sift.graphs import HarnessConfig, asearch
+from sift.integrations.langchain import ChatModelPolicy
+from sift.integrations.ollama.testing import FakeOllama, reply
+from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.llm import block, task_prompt
+from sift.types import Document, Message, PolicyView, ToolCall
+
+QUESTION = "宝永大噴火で灰が降った都市はどこ？"
+
+Scripted = tuple[str, str] | Callable[[dict[str, Any]], tuple[str, str]]
+
+
+class OpenAICompatible:
+    """A loopback /v1/chat/completions: answers each request with the next scripted
+    (content, finish_reason), or what a scripted function of the request body returns,
+    and keeps every request body."""
+
+    def __init__(self, *replies: Scripted) -> None:
+        self.replies = deque(replies)
+        self.requests: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                if not fake.replies:
+                    self._send(500, {"error": {"message": "no scripted reply left"}})
+                    return
+                item = fake.replies.popleft()
+                content, finish = item(body) if callable(item) else item
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(fake.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": finish,
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 500,
+                            "completion_tokens": 64,
+                            "total_tokens": 564,
+                        },
+                    },
+                )
+
+            def _send(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> OpenAICompatible:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def openai_model(server: OpenAICompatible, **fields: Any) -> ChatOpenAI:
+    return ChatOpenAI(
+        base_url=server.base,
+        api_key="not-needed",
+        model="qwen2.5-coder-1.5b",
+        temperature=0,
+        max_retries=0,
+        timeout=60,
+        **fields,
+    )
+
+
+def shown_view(*ids: str) -> PolicyView:
+    results = "\n\n".join(block(i, 20, f"text of {i}") for i in ids)
+    call = ToolCall(id="seed_0", name="search_corpus", arguments={"query": QUESTION})
+    return PolicyView(
+        question=QUESTION,
+        turn=2,
+        max_turns=6,
+        messages=[
+            Message(role="user", content=task_prompt(QUESTION, 30)),
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_name="search_corpus", content=results),
+        ],
+        threshold=16384,
+        rejection=24576,
+        budget=32768,
+    )
+
+
+def final_enum(schema: dict[str, Any]) -> list[str]:
+    [final] = [b for b in schema["anyOf"] if "final" in b["properties"]]
+    return final["properties"]["final"]["items"]["enum"]
+
+
+def max_calls(schema: dict[str, Any]) -> int:
+    [calls] = [b for b in schema["anyOf"] if "calls" in b["properties"]]
+    return calls["properties"]["calls"]["maxItems"]
+
+
+async def test_chat_openai_sends_the_schema_as_response_format_and_reads_the_final_list():
+    with OpenAICompatible(('{"final": ["hoei_0", "edo_3"]}', "stop")) as server:
+        policy = ChatModelPolicy(openai_model(server, max_tokens=768), constrained=True)
+        d = await policy.decide(shown_view("fuji_0", "hoei_0", "edo_3"))
+    [body] = server.requests
+    assert not body.get("tools")
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert (fmt["json_schema"]["name"], fmt["json_schema"]["strict"]) == ("decision", True)
+    schema = fmt["json_schema"]["schema"]  # where llama.cpp's server reads it
+    assert final_enum(schema) == ["fuji_0", "hoei_0", "edo_3"]
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    assert "<Document" not in body["messages"][1]["content"]
+    assert [f.id for f in d.final or []] == ["hoei_0", "edo_3"] and d.error is None
+    assert (d.prompt_tokens, d.completion_tokens) == (500, 64)
+
+
+async def test_chat_openai_constrained_calls_become_the_decision():
+    calls = {
+        "calls": [
+            {"name": "search_corpus", "arguments": {"query": "江戸 降灰 1707"}},
+            {"name": "prune_chunks", "arguments": {"chunk_ids": ["fuji_0"]}},
+        ]
+    }
+    with OpenAICompatible((json.dumps(calls, ensure_ascii=False), "stop")) as server:
+        policy = ChatModelPolicy(openai_model(server), constrained=True)
+        d = await policy.decide(shown_view("fuji_0", "hoei_0"))
+    assert [(c.name, c.arguments) for c in d.tool_calls] == [
+        ("search_corpus", {"query": "江戸 降灰 1707"}),
+        ("prune_chunks", {"chunk_ids": ["fuji_0"]}),
+    ]
+    assert d.answer_repeats and d.calls_from_text == 0
+
+
+async def test_chat_openai_cut_off_is_asked_again_shorter_then_an_error():
+    cut = ('{"final": ["hoei_0", "fu', "length")
+    with OpenAICompatible(cut, cut) as server:
+        policy = ChatModelPolicy(openai_model(server, max_tokens=512), constrained=True)
+        d = await policy.decide(shown_view("fuji_0", "hoei_0"))
+    first, second = server.requests
+    assert "shorter" in second["messages"][-1]["content"]
+    schemas = [b["response_format"]["json_schema"]["schema"] for b in (first, second)]
+    assert max_calls(schemas[1]) < max_calls(schemas[0])
+    assert d.final is None and not d.tool_calls
+    assert d.error is not None and "by the token limit twice" in d.error
+
+
+async def test_a_chat_model_without_bind_tools_is_constrained_by_default():
+    # FakeListChatModel implements no bind_tools: auto turns constrained decisions on.
+    model = FakeListChatModel(responses=['{"final": ["hoei_0"]}'])
+    assert ChatModelPolicy(model).constrained
+    with OpenAICompatible() as server:
+        assert not ChatModelPolicy(openai_model(server)).constrained
+
+
+@pytest.fixture
+def ollama():
+    with FakeOllama(models=["qwen2.5-coder:1.5b"], family="qwen2") as fake:
+        yield fake
+
+
+async def test_chat_ollama_gets_the_schema_as_format_through_structured_output(ollama):
+    ollama.script(reply('{"final": ["hoei_0"]}'))
+    model = ChatOllama(
+        model="qwen2.5-coder:1.5b",
+        base_url=ollama.host,
+        num_predict=768,
+        async_client_kwargs={"timeout": 60.0},
+        client_kwargs={"timeout": 60.0},
+    )
+    policy = ChatModelPolicy(model, constrained=True)
+    assert policy.reply_tokens == 768
+    d = await policy.decide(shown_view("fuji_0", "hoei_0"))
+    [body] = ollama.chat_requests()
+    assert final_enum(body["format"]) == ["fuji_0", "hoei_0"]
+    assert not body.get("tools")
+    assert [f.id for f in d.final or []] == ["hoei_0"]
+
+
+async def test_a_whole_episode_on_constrained_decisions_through_chat_openai(tmp_path):
+    store = SqliteCorpus(tmp_path / "store", embedder="hash")
+    docs = [
+        Document(id="hoei", title="宝永大噴火", text="宝永大噴火は1707年、江戸にも灰が降った。"),
+        Document(id="edo", title="江戸", text="江戸は現在の東京である。"),
+        Document(id="etna", title="Etna", text="Mount Etna is a volcano on Sicily."),
+    ]
+    assert not store.upsert(docs).failed
+
+    def search_edo(body: dict[str, Any]) -> tuple[str, str]:
+        call = {"name": "search_corpus", "arguments": {"query": "江戸 東京"}}
+        return json.dumps({"calls": [call]}, ensure_ascii=False), "stop"
+
+    def conclude(body: dict[str, Any]) -> tuple[str, str]:
+        enum = final_enum(body["response_format"]["json_schema"]["schema"])
+        assert "hoei_0" in enum and "edo_0" in enum
+        return json.dumps({"final": ["hoei_0", "edo_0"]}), "stop"
+
+    with OpenAICompatible(search_edo, conclude) as server:
+        result = await asearch(
+            QUESTION,
+            store,
+            policy=ChatModelPolicy(openai_model(server, max_tokens=768), constrained=True),
+            config=HarnessConfig(seed_search=True, keep_plain_search=False, max_turns=5),
+        )
+    store.close()
+    assert result.stopped_because == "final", result.error
+    assert [e.chunk_id for e in result.evidence[:2]] == ["hoei_0", "edo_0"]
+    # Tool results reach the model as user turns (no tool messages a template may drop).
+    roles = [m["role"] for m in server.requests[-1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
