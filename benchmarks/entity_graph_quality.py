@@ -67,8 +67,8 @@ from sift.entities import (
     EntityGraphConfig,
     build_entity_graph,
     question_entities,
-    rrf_scores,
 )
+from sift.fusion import rrf_scores
 from sift.graphs.policies.heuristic import HeuristicPlanner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -580,3 +580,32 @@ def test_the_checker_finds_each_kind_of_crossing(tmp_path: Path) -> None:
         "graphs/__init__.py:3: import integrations",
         "tests/test_a.py:2: from nodes import api",
     }
+
+
+def test_every_name_imported_from_sift_exists() -> None:
+    """A module moved or a name dropped breaks the benchmarks, checks and examples too,
+    which no other test imports: every `from sift... import name` of the tree resolves
+    (to an attribute, or a submodule)."""
+    import importlib
+
+    missing: list[str] = []
+    for path in source_files(ROOT):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            if node.module.split(".")[0] != "sift":
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            try:
+                module = importlib.import_module(node.module)
+            except ModuleNotFoundError as exc:
+                if (exc.name or "").split(".")[0] == "sift":
+                    missing.append(f"{where}: no module {exc.name}")
+                continue  # an optional extra that is not installed
+            for alias in node.names:
+                if alias.name == "*" or hasattr(module, alias.name):
+                    continue
+                if package_folder(ROOT, f"{node.module}.{alias.name}") is None:
+                    missing.append(f"{where}: {node.module} has no {alias.name}")
+    assert not missing, "\n".join(missing)
