@@ -257,13 +257,20 @@ class HeuristicPlanner:
         """The question asks about one place: its shape is not a comparison or a chain of
         relations, the plain search's best chunks are not pages about an entity it names
         (where a hop through what the page says starts: "Deckers Creek ... is named after"
-        needs the page of the name that page gives) and they sit in documents with pages
-        or sections."""
+        needs the page of the name that page gives; a section titled by the phrase the
+        question quotes is no such page) and they sit in documents with pages or
+        sections."""
         if self._goes_deep(plan):
             return False
         by_id = {s.chunk_id: s for s in ranked}
         top = [c for c in question_order(view)[: self.config.early_stop_top] if c in by_id]
-        if not top or any(by_id[c].title_entity for c in top):
+        # A section titled by the very phrase the question quotes (「メニューの利用」,
+        # "Using the menus") is where a manual answers it, not a page to hop from: such
+        # Japanese questions went 8-10 turns deep for what the first search had found
+        # (docs/decisions/0022).
+        quoted = {q.casefold() for q in plan.quoted}
+        titled = [t for c in top if (t := by_id[c].title_entity)]
+        if not top or any(t.casefold() not in quoted for t in titled):
             return False
         # Passages that carry a page or a section come from documents with a structure
         # (manuals, handbooks, specifications), where a question is answered in one

@@ -388,3 +388,77 @@ def test_a_prune_keeps_the_chunk_that_writes_a_typed_name(question: str, name: s
         view.model_copy(update={"question": question.replace(f" {name}", "")}), ranked
     )
     assert unnamed is not None and "build/log_4" in unnamed.arguments["chunk_ids"]
+
+
+# --------------------------------------------------------------------------- quoted topics
+
+# A manual whose sections are titled by the topics users quote: the section titled by the
+# quoted phrase is where the question is answered, not a page to hop from.
+QUOTED_TOPICS = [
+    Document(
+        id="viewer/menus",
+        title="Using the menus",
+        text=(
+            "This part of the viewer manual explains using the menus: press F10 to open the "
+            "menu bar, move with the arrow keys and press Enter to choose an item."
+        ),
+    ),
+    Document(
+        id="viewer-ja/menus",
+        title="メニューの利用",
+        text=(
+            "ビューアのメニューの利用について説明します。F10 キーでメニューバーを開き、"
+            "矢印キーで移動して Enter キーで項目を選びます。"
+        ),
+    ),
+    *[
+        Document(
+            id=f"viewer/keys-{i}",
+            title=f"Keys, part {i}",
+            text=f"The viewer's keys, part {i}: F1 shows help, q quits, / searches the text.",
+        )
+        for i in range(4)
+    ],
+    *[
+        Document(
+            id=f"viewer-ja/keys-{i}",
+            title=f"キー操作 その{i}",
+            text=f"ビューアのキー操作 その{i}: F1 でヘルプ、q で終了、/ で本文を検索します。",
+        )
+        for i in range(4)
+    ],
+]
+
+
+@pytest.fixture(scope="module")
+def topics(tmp_path_factory: pytest.TempPathFactory):
+    from sift.integrations.stores.sqlite import SqliteCorpus
+
+    corpus = SqliteCorpus(
+        Path(tmp_path_factory.mktemp("topics")) / "s", embedder="hash", chunk_tokens=120
+    )
+    corpus.upsert(_sections(QUOTED_TOPICS))
+    yield corpus
+    corpus.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_id"),
+    [
+        ('Where does the viewer manual explain "Using the menus"?', "viewer/menus"),
+        (
+            "ビューアで「メニューの利用」について知りたいのですが、どこに説明がありますか？",
+            "viewer-ja/menus",
+        ),
+    ],
+)
+def test_a_section_titled_by_the_quoted_topic_is_one_place(
+    topics, question: str, doc_id: str
+) -> None:
+    result = _run(topics, question)
+    notes = " ".join(t.note or "" for t in result.trace)
+    # Before, the section's title (the quoted phrase, an entity of the question) made its
+    # page one to hop from, and the episode searched on to max_turns.
+    assert "first search covers the question" in notes
+    assert result.usage.turns == 2  # the first round, then the final list
+    assert result.evidence[0].doc_id == doc_id
