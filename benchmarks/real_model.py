@@ -11,14 +11,18 @@ One command does everything, reusing its caches (outside the repository) on late
    built with cmake (Release, CPU only, no curl) into that cache, once (15-30 min on 2
    cores);
 3. the server: `llama-server -m MODEL -c 12288 -np 1 -t 2 --jinja` on 127.0.0.1;
-4. the questions: the first --hotpotqa HotpotQA and --jsquad JSQuAD dev questions of
-   ../shared/benchmarks, interleaved, each through: single-shot hybrid (top 10), the
-   heuristic planner, `ChatModelPolicy(ChatOpenAI(base_url=<llama-server>/v1))`, and
-   `OllamaPolicy` against the shipped loopback Ollama (`sift.integrations.ollama.testing`)
-   whose replies come from the same llama-server (each /api/chat translated to
-   /v1/chat/completions), all under one small budget (CONFIG: max_turns 4, threshold
+4. the questions: the first --hotpotqa HotpotQA, --jsquad JSQuAD and --musique MuSiQue
+   dev questions of ../shared/benchmarks (MuSiQue's file also holds train questions,
+   skipped), interleaved, each through: single-shot hybrid (top 10), the heuristic
+   planner, `ChatModelPolicy(ChatOpenAI(base_url=<llama-server>/v1))`, and `OllamaPolicy`
+   against the shipped loopback Ollama (`sift.integrations.ollama.testing`) whose replies
+   come from the same llama-server (each /api/chat translated to /v1/chat/completions:
+   Ollama's `format` schema as `response_format`, finish reason `length` as
+   `done_reason: length`), all under one small budget (CONFIG: max_turns 4, threshold
    6,000, rejection 7,000, budget 7,500 tokens, a final list of 10, one unusable reply
-   ends the episode).
+   ends the episode). The `*_seed` systems add the small-model recipe (seed_search,
+   fill_final_list), the `*_c` systems constrained decisions (issue 45: each reply
+   decoded against the decision's JSON schema).
 
 Per episode (results/real_model.jsonl, one line each, appended as it finishes so a run
 cut short keeps what finished and a rerun resumes): stopped_because, turns, calls by
@@ -28,8 +32,10 @@ Every model reply (exact text, tool calls, finish reason, token counts) goes to
 results/real_model_replies.jsonl; `--fixtures` turns the replies and the passages the
 episodes surfaced into tests/fixtures/real_model/ for the replay tests.
 
-    python benchmarks/real_model.py [--hotpotqa 20] [--jsquad 10] [--model 1.5b|0.5b]
-        [--systems single_shot,heuristic,chat,ollama] [--max-tokens 768] [--fixtures]
+    python benchmarks/real_model.py [--hotpotqa 20] [--jsquad 10] [--musique 0]
+        [--model 1.5b|0.5b] [--max-tokens 768] [--threads 2] [--fixtures]
+        [--systems single_shot,heuristic,chat,ollama,chat_seed,ollama_seed,
+                   chat_c,ollama_c,chat_seed_c,ollama_seed_c]
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -103,7 +109,20 @@ CONTEXT_TOKENS = 12288
 # HarnessConfig.seed_search (the harness searches the question as written before the
 # model's first turn) and fill_final_list (a short final list is topped up from the
 # context the model kept); each row also scores the policy's list alone.
-MODEL_SYSTEMS = ("chat", "ollama", "chat_seed", "ollama_seed")
+# chat_c / ollama_c (and chat_seed_c / ollama_seed_c, with the recipe): the same policies
+# with constrained decisions (issue 45), each reply decoded against the decision's JSON
+# schema (ChatOpenAI's `response_format`, Ollama's `format`, both reaching llama-server as
+# a JSON-schema grammar); a search already run is answered as such.
+MODEL_SYSTEMS = (
+    "chat",
+    "ollama",
+    "chat_seed",
+    "ollama_seed",
+    "chat_c",
+    "ollama_c",
+    "chat_seed_c",
+    "ollama_seed_c",
+)
 SYSTEMS = ("single_shot", "heuristic", *MODEL_SYSTEMS)
 DEFAULT_SYSTEMS = ("single_shot", "heuristic", "chat", "ollama")
 
@@ -383,7 +402,9 @@ class Recorder:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def chat_policy(server: LlamaServer, recorder: Recorder, max_tokens: int):
+def chat_policy(
+    server: LlamaServer, recorder: Recorder, max_tokens: int, *, constrained: bool = False
+):
     """ChatModelPolicy over ChatOpenAI against llama-server's /v1, each reply recorded."""
     from langchain_openai import ChatOpenAI
 
@@ -413,7 +434,7 @@ def chat_policy(server: LlamaServer, recorder: Recorder, max_tokens: int):
         max_retries=0,
         http_async_client=client,
     )
-    return ChatModelPolicy(model), client
+    return ChatModelPolicy(model, constrained=constrained), client
 
 
 def ollama_to_openai(body: dict[str, Any]) -> dict[str, Any]:
@@ -457,6 +478,13 @@ def ollama_to_openai(body: dict[str, Any]) -> dict[str, Any]:
     }
     if "seed" in options:
         request["seed"] = options["seed"]
+    fmt = body.get("format")
+    if isinstance(fmt, dict):
+        # Ollama's `format` (a JSON schema) as llama-server's JSON-schema constraint.
+        request["response_format"] = {"type": "json_schema", "json_schema": {"schema": fmt}}
+        request.pop("tools")
+    elif fmt == "json":
+        request["response_format"] = {"type": "json_object"}
     return request
 
 
@@ -505,13 +533,17 @@ def ollama_server(server: LlamaServer, recorder: Recorder) -> FakeOllama:
 # --------------------------------------------------------------------------- questions
 
 
-def load_questions(hotpotqa: int, jsquad: int) -> list[dict[str, Any]]:
+def load_questions(hotpotqa: int, jsquad: int, musique: int = 0) -> list[dict[str, Any]]:
     """The first dev questions of each set, interleaved so that a run cut short still
-    holds both languages."""
+    holds every set (MuSiQue's file also holds train questions, `orig_split: "train"`:
+    the first `musique` of its dev ones)."""
     sets = []
-    for name, limit in (("hotpotqa", hotpotqa), ("jsquad", jsquad)):
+    for name, limit in (("hotpotqa", hotpotqa), ("jsquad", jsquad), ("musique", musique)):
+        if limit <= 0:
+            continue
         with (DATA / name / "questions.jsonl").open(encoding="utf-8") as fh:
-            rows = [json.loads(line) for _, line in zip(range(limit), fh, strict=False)]
+            dev = (r for r in map(json.loads, fh) if r.get("orig_split") != "train")
+            rows = [r for _, r in zip(range(limit), dev, strict=False)]
         sets.append([{**r, "set": name} for r in rows])
     out: list[dict[str, Any]] = []
     for i in range(max(len(s) for s in sets)):
@@ -554,7 +586,9 @@ def score(
     own_docs = list(dict.fromkeys(e.doc_id for e in own))[:10]
     calls = [c for turn in result.trace for c in turn.calls if c.arguments.get("by") != "harness"]
     refused = [c for c in calls if c.error and "rejected" in c.error]
-    malformed = [c for c in calls if c.error and c not in refused]
+    # A search the episode already ran, answered as such (constrained decisions).
+    repeats = [c for c in calls if c.error and "already ran and is not run again" in c.error]
+    malformed = [c for c in calls if c.error and c not in refused and c not in repeats]
     pruned = pruned_by_policy(result.trace)
     row: dict[str, Any] = {
         "set": q["set"],
@@ -566,6 +600,9 @@ def score(
         "calls_by_tool": dict(collections.Counter(c.tool for c in calls)),
         "refused_calls": len(refused),
         "malformed_calls": len(malformed),
+        "repeats_answered": len(repeats),
+        # The turns the model decided (a seeded episode's first turn is the harness's).
+        "model_turns": max(0, result.usage.turns - int(config_of(system).seed_search)),
         "errors": [c.error[:160] for c in calls if c.error][:8],
         "all_gold_top10": all(g in docs for g in gold),
         "all_gold_top10_unfilled": all(g in own_docs for g in gold),
@@ -579,18 +616,67 @@ def score(
             {cid.rsplit("_", 1)[0] for turn in result.trace for c in turn.calls for cid in c.added}
         ),
         "wall_s": round(seconds, 1),
+        # The machine's 1-minute load average as the episode ended (2 cores: above 2 the
+        # model shared them with other work).
+        "load1": round(os.getloadavg()[0], 2),
     }
     if replies:
         row["replies"] = len(replies)
         row["structured_calls"] = sum(len(r["tool_calls"]) for r in replies)
-        row["calls_from_text"] = sum(
-            len(read_text_calls(r["content"], id_prefix="r").calls) for r in replies
+        # A constrained reply is the decision's JSON, read as such (no text-call reader).
+        row["calls_from_text"] = (
+            0
+            if system.endswith("_c")
+            else sum(len(read_text_calls(r["content"], id_prefix="r").calls) for r in replies)
         )
         row["finish_reasons"] = dict(collections.Counter(r["finish_reason"] for r in replies))
         row["completion_tokens"] = sum(r["completion_tokens"] or 0 for r in replies)
         row["prompt_tokens"] = sum(r["prompt_tokens"] or 0 for r in replies)
         row["model_s"] = round(sum(r["seconds"] for r in replies), 1)
     return row
+
+
+def _asked_again() -> dict[tuple[str, str], int]:
+    """Per constrained episode (question id, system), its replies asked again for
+    repeating searches, from the recorded replies."""
+    path = RESULTS / "real_model_replies.jsonl"
+    if not path.exists():
+        return {}
+    replies: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r["system"].endswith("_c"):
+            replies[(r["question_id"], r["system"])].append(r)
+    questions = {q["id"]: q["question"] for q in load_questions(10_000, 10_000, 10_000)}
+    return {
+        (qid, system): _repeats_asked_again(questions[qid], system, rs)
+        for (qid, system), rs in replies.items()
+    }
+
+
+def _repeats_asked_again(question: str, system: str, replies: list[dict[str, Any]]) -> int:
+    """Constrained replies whose calls were all searches already run: the policy asks
+    again (offering no search) instead of handing them to the harness."""
+    key = lambda q: " ".join(str(q).split()).casefold()  # noqa: E731  (as the harness)
+    searched = {key(question)} if config_of(system).seed_search else set()
+    count = 0
+    for r in replies:
+        if r["finish_reason"] == "length":
+            continue
+        try:
+            calls = json.loads(r["content"]).get("calls") or []
+        except (ValueError, AttributeError):
+            continue
+        queries = [
+            c.get("arguments", {}).get("query")
+            for c in calls
+            if isinstance(c, dict) and c.get("name") == "search_corpus"
+        ]
+        if calls and len(queries) == len(calls) and all(key(x) in searched for x in queries):
+            count += 1
+        else:
+            searched.update(key(x) for x in queries if x)
+    return count
 
 
 # --------------------------------------------------------------------------- the run
@@ -610,7 +696,7 @@ async def run(args: argparse.Namespace) -> None:
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
-    questions = load_questions(args.hotpotqa, args.jsquad)
+    questions = load_questions(args.hotpotqa, args.jsquad, args.musique)
     spec = MODELS[args.model]
     uses_model = set(MODEL_SYSTEMS) & set(systems)
     model = assemble_model(spec) if uses_model else None
@@ -658,8 +744,9 @@ async def _episode(system, q, store, server, fake, recorder, args) -> SearchResu
     if system == "heuristic":
         return await asearch(q["question"], store, policy=HeuristicPlanner(), config=CONFIG)
     config = config_of(system)
+    constrained = system.endswith("_c")
     if system.startswith("chat"):
-        policy, client = chat_policy(server, recorder, args.max_tokens)
+        policy, client = chat_policy(server, recorder, args.max_tokens, constrained=constrained)
         try:
             return await asearch(q["question"], store, policy=policy, config=config)
         finally:
@@ -673,13 +760,14 @@ async def _episode(system, q, store, server, fake, recorder, args) -> SearchResu
         stream=False,
         timeout=900.0,
         retries=0,
+        constrained=constrained,
     ) as policy:
         return await asearch(q["question"], store, policy=policy, config=config)
 
 
 def config_of(system: str) -> HarnessConfig:
     """The seeded systems run the small-model recipe: seed_search and fill_final_list."""
-    if system.endswith("_seed"):
+    if "_seed" in system:
         return CONFIG.merged({"seed_search": True, "fill_final_list": True})
     return CONFIG
 
@@ -694,20 +782,95 @@ def _rows() -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _where_things_stand(by_system: dict[str, list[dict[str, Any]]], questions: int) -> str:
-    ran = sum(len(by_system.get(x, [])) for x in MODEL_SYSTEMS)
-    # Each model system that has run is asked every question (chat and ollama at least).
-    asked = questions * len({"chat", "ollama"} | (set(MODEL_SYSTEMS) & set(by_system)))
-    walls = sorted(r["wall_s"] for x in MODEL_SYSTEMS for r in by_system.get(x, []))
+def _where_things_stand(by_system: dict[str, list[dict[str, Any]]]) -> str:
+    ran = {x: len(by_system[x]) for x in MODEL_SYSTEMS if by_system.get(x)}
+    walls = sorted(r["wall_s"] for x in ran for r in by_system[x])
     if not walls:
         return "Where things stand: no model episode has run yet."
     spread = f"{walls[0]:.0f}-{walls[-1]:.0f} s each, median {walls[len(walls) // 2]:.0f} s"
-    if ran >= asked:
-        return f"Where things stand: all {ran} model episodes ran ({spread})."
+    per = ", ".join(f"{x} {n}" for x, n in ran.items())
     return (
-        f"Where things stand: {ran} of the {asked} model episodes asked for have run "
-        f"({spread}); the rest resume with the command above."
+        f"Where things stand: {sum(ran.values())} model episodes ran ({per}; {spread}); "
+        "an interrupted run resumes with its command above."
     )
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    if not values:
+        return 0.0
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _ended(r: dict[str, Any]) -> str | None:
+    """How an episode that stopped on `error` was ended: a reply cut off by the token
+    limit, an unreadable reply, or a turn of calls none of which could run."""
+    if r["stopped_because"] != "error":
+        return None
+    error = r.get("error") or ""
+    if "cut off" in error:
+        return "cut off"
+    if "turns without a usable tool call" in error:
+        return "unusable calls"
+    return "unreadable"
+
+
+def _own_list_all_gold(r: dict[str, Any]) -> bool:
+    """Whether the model's own final list (no fill) holds every gold passage: an episode
+    that did not end on a final list has none (its evidence is the harness's)."""
+    return r["stopped_because"] == "final" and bool(
+        r.get("all_gold_top10_unfilled", r["all_gold_top10"])
+    )
+
+
+def _constrained_table(by_system: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Issue 45's figures per model system and set, each system on the questions it
+    finished, single-shot on the same questions."""
+    single = {(r["set"], r["question_id"]): r for r in by_system.get("single_shot", [])}
+    asked_again = _asked_again()
+    lines = [
+        "| system | set | episodes | ended error: cut off / unreadable / unusable calls "
+        "| cut off replies | calls per model turn | model's own list all gold@10 "
+        "| with fill all gold@10 | single-shot all gold@10 (same questions) "
+        "| median episode s | repeated searches: asked again / answered "
+        "| median load (1 min) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    sets = sorted({r["set"] for rs in by_system.values() for r in rs})
+    for system in MODEL_SYSTEMS:
+        for name in (*sets, "all"):
+            rs = [r for r in by_system.get(system, []) if name in ("all", r["set"])]
+            if not rs or (name == "all" and len({r["set"] for r in rs}) < 2):
+                continue
+            ended = collections.Counter(_ended(r) for r in rs)
+            finish: collections.Counter[str] = collections.Counter()
+            for r in rs:
+                finish.update(r.get("finish_reasons") or {})
+            seeded = int(config_of(system).seed_search)
+            # A seeded episode's calls include the harness's search of turn 1.
+            calls = sum(sum(r["calls_by_tool"].values()) - seeded for r in rs)
+            turns = sum(r.get("model_turns", max(0, r["turns"] - seeded)) for r in rs)
+            shot = [
+                single[(r["set"], r["question_id"])]
+                for r in rs
+                if (r["set"], r["question_id"]) in single
+            ]
+            loads = [r["load1"] for r in rs if "load1" in r]
+            lines.append(
+                f"| {system} | {name} | {len(rs)} | "
+                f"{ended['cut off']} / {ended['unreadable']} / {ended['unusable calls']} | "
+                f"{finish['length']}/{sum(finish.values())} | "
+                f"{calls / turns if turns else 0:.2f} | "
+                f"{sum(_own_list_all_gold(r) for r in rs)}/{len(rs)} | "
+                f"{sum(r['all_gold_top10'] for r in rs)}/{len(rs)} | "
+                f"{sum(r['all_gold_top10'] for r in shot)}/{len(shot)} | "
+                f"{_median([r['wall_s'] for r in rs]):.0f} | "
+                f"{sum(asked_again.get((r['question_id'], system), 0) for r in rs)} / "
+                f"{sum(r.get('repeats_answered', 0) for r in rs)} | "
+                f"{f'{_median(loads):.1f}' if loads else 'not recorded'} |"
+            )
+    return lines
 
 
 def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
@@ -715,12 +878,15 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
     by_system: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for r in rows:
         by_system[r["system"]].append(r)
-    # Compare on the questions every system finished.
-    common = (
-        set.intersection(*({(r["set"], r["question_id"]) for r in rs} for rs in by_system.values()))
-        if by_system
-        else set()
-    )
+    # Compare, set by set, on the questions every system that ran on the set finished.
+    common: set[tuple[str, str]] = set()
+    for name in {r["set"] for r in rows}:
+        finished = [
+            {r["question_id"] for r in rs if r["set"] == name}
+            for rs in by_system.values()
+            if any(r["set"] == name for r in rs)
+        ]
+        common |= {(name, q) for q in set.intersection(*finished)}
     lines = [
         "# A real model drives sift (issue 27)",
         "",
@@ -741,17 +907,58 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "as single-shot searches it (counted among the calls), the model decides from turn "
         "2, and a final list shorter than 10 is topped up from the context the model kept "
         '(never a chunk it pruned). "without fill" scores the same episodes on the '
-        "model's own list alone.",
+        "model's own list alone. chat_c, ollama_c, chat_seed_c and ollama_seed_c are the "
+        "same four with constrained decisions (issue 45): `ChatModelPolicy(model, "
+        "constrained=True)` (ChatOpenAI sends the decision's JSON schema as "
+        "`response_format`) and `OllamaPolicy(..., constrained=True)` (Ollama's `format`, "
+        "which the loopback Ollama hands to llama-server as `response_format`); llama-server "
+        "decodes each reply against the schema, and a search the episode already ran is "
+        "answered as such.",
+        "",
+        "Machine: the load column of the issue-45 table is the 1-minute load average as "
+        "each episode ended (recorded from the constrained runs on; 2 cores, so above 2 the "
+        "model shared them with other work, and its times are longer than on an idle "
+        "machine).",
         "",
         "Regenerate (resumes from real_model.jsonl; delete it to start over):",
         "",
         "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --fixtures",
         "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
         "--systems chat_seed,ollama_seed --fixtures",
+        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
+        "--systems chat_seed_c,ollama_seed_c,chat_c,ollama_c --threads 1 --fixtures",
+        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --musique 20 "
+        "--systems single_shot,heuristic,chat_seed_c,ollama_seed_c --threads 1 --fixtures",
         "",
-        _where_things_stand(by_system, args.hotpotqa + args.jsquad),
+        _where_things_stand(by_system),
         "",
-        f"## Summary on the {len(common)} questions every system finished",
+        "## Constrained decisions (issue 45)",
+        "",
+        "Each system on the questions it finished; single-shot on the same questions. "
+        "Calls per model turn: the model's tool calls over the turns it decided (a seeded "
+        "episode's first turn is the harness's; Context-1 averages 2.56). The model's own "
+        "list is the final list it wrote, without fill: an episode that did not end on a "
+        "final list (`error`, max_turns, budget) has none and counts as missing gold. "
+        "Repeated searches (constrained systems only): a reply whose calls were all "
+        "searches the episode had already run is asked again by the policy, told so and "
+        "offered no search (asked again); a repeat beside a new search, or in a reply "
+        "asked again, is answered by the harness as already run (answered: counted among "
+        "the calls, and a turn of nothing else is a failed turn).",
+        "",
+        *_constrained_table(by_system),
+        "",
+        "How the constrained path got here (1.5B, the first HotpotQA/JSQuAD questions, "
+        "seeded): llama-server took every schema through both policies and every reply "
+        "was the decision's JSON, but at temperature 0 the model's first decision copied "
+        "the seed search in 6 of the first 7 episodes; answered as already run, the turn "
+        "counted as failed and ended the episode (`max_failed_turns` 1). Asked again once "
+        "after that answer, it wrote the same search again in 4 of 6 replies, and 4 of 5 "
+        "episodes still ended `error`. So a reply whose calls are all repeats is now asked "
+        "again once with search_corpus left out of the schema (core/llm/_constrained.py); "
+        "the figures above are from that code, the first 7 episodes are not in "
+        "real_model.jsonl.",
+        "",
+        f"## Summary on the {len(common)} questions every system that ran on a set finished",
         "",
         "| system | set | episodes | all gold in top 10 | without fill | lists filled "
         "| stopped (final/max_turns/budget/error) | mean turns | calls | from text | refused "
@@ -760,7 +967,7 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "| --- |",
     ]
     for system in SYSTEMS:
-        for name in ("hotpotqa", "jsquad", "all"):
+        for name in (*sorted({r["set"] for r in rows}), "all"):
             rs = [
                 r
                 for r in by_system.get(system, [])
@@ -819,7 +1026,7 @@ def write_fixtures(max_tokens: int) -> None:
         for line in (RESULTS / "real_model_replies.jsonl").read_text(encoding="utf-8").splitlines()
     ]
     rows = {(r["question_id"], r["system"]): r for r in _rows()}
-    questions = {q["id"]: q for q in load_questions(10_000, 10_000)}
+    questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
     wanted: dict[str, set[str]] = collections.defaultdict(set)
     for r in replies:
         q = questions[r["question_id"]]
@@ -898,6 +1105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hotpotqa", type=int, default=20)
     parser.add_argument("--jsquad", type=int, default=10)
+    parser.add_argument("--musique", type=int, default=0, help="the first N MuSiQue dev questions")
     parser.add_argument("--model", choices=sorted(MODELS), default="1.5b")
     parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS))
     parser.add_argument("--max-tokens", type=int, default=768)

@@ -15,7 +15,9 @@ the ids its context shows) a 1.5B model's replies went from 1/10 usable to 9/10.
   tool template drops tool messages), after a system message that says the shape;
 - `read_decision(...)`: the reply read straight into a `Decision` (no text-call reader);
 - `constrained_turn(view, ask, reply_tokens=...)`: one turn for either policy; a reply
-  the token limit cut off is asked again once, shorter, and never taken as a decision.
+  the token limit cut off is asked again once, shorter, and never taken as a decision; a
+  reply whose calls are all searches the episode already ran is asked again once, told so
+  and offered no search.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sift.llm._observations import block_ids
+from sift.llm._observations import already_searched, block_ids
 from sift.llm._prompt import task_prompt
 from sift.llm._tools import ARGUMENT_OF, tool_descriptions
 from sift.types import Decision, FinalDocument, Message, PolicyView, ToolCall, split_chunk_id
@@ -316,22 +318,96 @@ def _shorter_note(tokens: int | None) -> str:
     )
 
 
+def _query_key(query: str) -> str:
+    # As the harness compares searches (nodes/_calls.py): spacing and case aside.
+    return " ".join(query.split()).casefold()
+
+
+def _repeated_searches(decision: Decision, view: PolicyView) -> list[str] | None:
+    """The queries of a decision whose calls are all searches the episode already ran
+    (else None): the harness would answer each as such and count the turn as failed."""
+    if not decision.tool_calls:
+        return None
+    ran = {_query_key(q): q for q in view.search_hits}
+    queries = [
+        c.arguments.get("query") if c.name == "search_corpus" else None for c in decision.tool_calls
+    ]
+    if all(isinstance(q, str) and _query_key(q) in ran for q in queries):
+        return [ran[_query_key(q)] for q in queries if isinstance(q, str)]
+    return None
+
+
+# Told with the answer to a reply of repeated searches: the one asked again offers no search
+# (told only that the search had run, the 1.5B at temperature 0 wrote it once more).
+_NO_SEARCH_NOTE: Final = (
+    "[This reply cannot search: conclude with your final list of chunk ids shown above, "
+    "or read, grep or prune.]"
+)
+
+
+def _without_search(schema: dict[str, Any]) -> dict[str, Any]:
+    """The decision's schema with search_corpus left out of the calls (the system message
+    still lists it, so the prompt the server has cached stays valid)."""
+    out: dict[str, Any] = json.loads(json.dumps(schema))
+    for branch in out["anyOf"]:
+        batch = branch["properties"].get("calls")
+        if batch is not None:
+            batch["items"]["anyOf"] = [
+                c
+                for c in batch["items"]["anyOf"]
+                if c["properties"]["name"]["enum"] != ["search_corpus"]
+            ]
+    return out
+
+
 async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> Decision:
     """One constrained turn. A reply cut off by the token limit is never a decision: it
     is asked again once, with a note and halved bounds; cut off again, the turn is a
-    policy error that says so. `prompt_tokens` is the first request's (the one that
-    matches the view, from which the harness corrects its estimates); completion tokens
-    are both replies'."""
+    policy error that says so. A reply whose calls are all searches the episode already
+    ran (a small model at temperature 0 copies the seed search, or its own last one) is
+    asked again once, after the harness's answer to it, with search_corpus left out of
+    the schema; the second reply is the decision. `prompt_tokens` is the first request's
+    (the one that matches the view, from which the harness corrects its estimates);
+    completion tokens are both replies'."""
     schema = decision_schema(view, reply_tokens=reply_tokens)
     messages = constrained_messages(view, schema)
     first = await ask(messages, schema)
     if not first.cut_off:
-        return read_decision(
+        decision = read_decision(
             first.content,
             view,
             thinking=first.thinking,
             prompt_tokens=first.prompt_tokens,
             completion_tokens=first.completion_tokens,
+        )
+        repeated = _repeated_searches(decision, view)
+        if repeated is None:
+            return decision
+        told = "\n".join(already_searched(q, view.search_hits[q]) for q in dict.fromkeys(repeated))
+        again = await ask(
+            [
+                *messages,
+                Message(role="assistant", content=first.content),
+                Message(role="user", content=f"{told}\n{_NO_SEARCH_NOTE}"),
+            ],
+            _without_search(schema),
+        )
+        if again.cut_off:
+            # Not taken: the first decision stands, and the harness answers its repeats.
+            return decision.model_copy(
+                update={
+                    "completion_tokens": (first.completion_tokens or 0)
+                    + (again.completion_tokens or 0)
+                    or None
+                }
+            )
+        return read_decision(
+            again.content,
+            view,
+            thinking=again.thinking,
+            prompt_tokens=first.prompt_tokens,
+            completion_tokens=(first.completion_tokens or 0) + (again.completion_tokens or 0)
+            or None,
         )
     note = Message(role="user", content=_shorter_note(first.completion_tokens))
     shorter = decision_schema(view, reply_tokens=reply_tokens, shorter=True)

@@ -231,3 +231,60 @@ async def test_a_reply_cut_off_twice_is_an_error_that_says_so():
     assert d.error is not None and not d.tool_calls and d.final is None
     assert "cut off at 64 tokens by the token limit twice" in d.error
     assert d.cut_off and d.completion_tokens == 128
+
+
+async def test_a_reply_that_only_repeats_searches_is_asked_again_once_told_so():
+    """The 1.5B at temperature 0 copied the seed search as its first decision (benchmarks/
+    real_model.py): the harness would answer it and count a failed turn, so it is asked
+    again once, after that answer."""
+    v = view(["fuji_0", "etna_2"]).model_copy(update={"search_hits": {"q0": ["fuji_0", "etna_2"]}})
+    asked: list[list[Message]] = []
+    schemas: list[dict] = []
+    replies = [
+        ConstrainedReply(
+            content='{"calls": [{"name": "search_corpus", "arguments": {"query": " Q0 "}}]}',
+            prompt_tokens=900,
+            completion_tokens=20,
+        ),
+        ConstrainedReply(content='{"final": ["etna_2", "fuji_0"]}', completion_tokens=12),
+    ]
+
+    async def ask(messages, schema):
+        asked.append(messages)
+        schemas.append(schema)
+        return replies.pop(0)
+
+    d = await constrained_turn(v, ask, reply_tokens=768)
+    assert [f.id for f in d.final or []] == ["etna_2", "fuji_0"]
+    # Asked again, it may not search (the system message, cached by the server, is kept).
+    assert "search_corpus" in call_schemas(schemas[0])
+    assert set(call_schemas(schemas[1])) == {"grep_corpus", "read_document", "prune_chunks"}
+    assert "final" in branches(schemas[1])
+    assert d.prompt_tokens == 900 and d.completion_tokens == 32
+    first, second = asked
+    assert second[: len(first)] == first
+    assert second[-2].role == "assistant" and '"query": " Q0 "' in second[-2].content
+    assert second[-1].role == "user" and 'search_corpus("q0") already ran' in second[-1].content
+    assert "This reply cannot search" in second[-1].content
+    assert "fuji_0, etna_2" in second[-1].content
+
+
+async def test_a_new_search_beside_a_repeat_is_taken_at_once():
+    v = view(["fuji_0"]).model_copy(update={"search_hits": {"q0": ["fuji_0"]}})
+    asked = []
+    content = json.dumps(
+        {
+            "calls": [
+                {"name": "search_corpus", "arguments": {"query": "q0"}},
+                {"name": "search_corpus", "arguments": {"query": "Etna eruptions"}},
+            ]
+        }
+    )
+
+    async def ask(messages, schema):
+        asked.append(messages)
+        return ConstrainedReply(content=content, completion_tokens=30)
+
+    d = await constrained_turn(v, ask, reply_tokens=768)
+    assert len(asked) == 1 and d.answer_repeats
+    assert [c.arguments["query"] for c in d.tool_calls] == ["q0", "Etna eruptions"]

@@ -14,10 +14,18 @@ Asserted for every episode: every call the model wrote ran or was answered with 
 (none dropped), a cut-off reply was never the final answer and the model was told, the
 transcript sent back holds each call once and never the raw text of calls, and the
 evidence never holds a chunk the model pruned.
+
+The constrained systems (`*_c`, issue 45) replay through the policies in constrained mode
+(ChatModelPolicy(constrained=True); OllamaPolicy against a model whose capabilities lack
+"tools", so the mode is chosen by itself): every request carries the decision's schema and
+no tools, every recorded reply is the decision's JSON or cut off, a cut-off reply or one
+that only repeats a search is asked again (never taken), and the episode ends as the
+real one did, on the model's own final list where it wrote one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections import deque
@@ -141,7 +149,7 @@ def stores(tmp_path_factory) -> dict[str, SqliteCorpus]:
         for line in (FIXTURES / "passages.jsonl").read_text(encoding="utf-8").splitlines()
     ]
     out = {}
-    for name in ("hotpotqa", "jsquad"):
+    for name in sorted({e["set"] for e in EPISODES}):
         store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
         docs = [
             Document(id=r["id"], title=r["title"], text=r["text"])
@@ -216,13 +224,26 @@ def check_episode(
     assert not [e.chunk_id for e in result.evidence if e.chunk_id in pruned]
 
 
-def _of(kind: str) -> list[dict[str, Any]]:
-    """The episodes of one policy, with and without seed_search (chat, chat_seed)."""
-    return [e for e in EPISODES if e["system"].split("_")[0] == kind]
+def constrained(episode: dict[str, Any]) -> bool:
+    """Whether the episode ran with constrained decisions (chat_c, ollama_seed_c, ...)."""
+    return bool(episode["system"].endswith("_c"))
 
 
-def _ids(kind: str) -> list[str]:
-    return [f"{e['set']}-{e['question_id']}-{e['system']}" for e in _of(kind)]
+def _of(kind: str, *, constrained_only: bool = False) -> list[dict[str, Any]]:
+    """The episodes of one policy, with and without seed_search (chat, chat_seed), free
+    or (`constrained_only`) constrained."""
+    return [
+        e
+        for e in EPISODES
+        if e["system"].split("_")[0] == kind and constrained(e) == constrained_only
+    ]
+
+
+def _ids(kind: str, *, constrained_only: bool = False) -> list[str]:
+    return [
+        f"{e['set']}-{e['question_id']}-{e['system']}"
+        for e in _of(kind, constrained_only=constrained_only)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -297,9 +318,162 @@ def _text(content: Any) -> str:
 def test_the_recording_holds_the_shapes_that_broke_the_harness():
     """The fixtures are the real run's replies, through both policies: the model wrote
     its calls as text (never a structured call), which the harness must read."""
-    replies = [r for e in EPISODES for r in e["replies"]]
+    replies = [r for e in EPISODES if not constrained(e) for r in e["replies"]]
     assert {e["system"].split("_")[0] for e in EPISODES} == {"chat", "ollama"}
     in_text = [r for r in replies if not r["tool_calls"] and written_calls(r)]
     assert in_text, "no reply with calls written as text"
     assert all(r["finish_reason"] in {"stop", "length", "tool_calls"} for r in replies)
     assert all(isinstance(r["completion_tokens"], int) for r in replies)
+
+
+# --------------------------------------------------------------------------- constrained
+
+
+def decision_of(recorded: dict[str, Any]) -> dict[str, Any] | None:
+    """A recorded constrained reply's decision JSON; None for a reply cut off."""
+    if recorded["finish_reason"] == "length":
+        return None
+    out: dict[str, Any] = json.loads(recorded["content"])
+    return out
+
+
+def check_constrained_episode(
+    episode: dict[str, Any],
+    result: SearchResult,
+    schemas: list[dict[str, Any] | None],
+    sent: list[list[dict[str, Any]]],
+) -> None:
+    """What must hold for a replayed constrained episode. `schemas` is the JSON schema
+    each request carried (None: it declared tools instead)."""
+    replies = episode["replies"]
+    assert len(sent) == len(replies), "every recorded reply was asked for, no more"
+    assert result.stopped_because == episode["stopped_because"]
+    # Every request was constrained: a schema of calls or a final list, no tools.
+    assert schemas and all(s is not None and "anyOf" in s for s in schemas)
+    # llama-server decoded every reply against the schema: each is the decision's JSON,
+    # or was cut off by the token limit.
+    decisions = [decision_of(r) for r in replies]
+    for d in decisions:
+        assert d is None or set(d) <= {"calls", "final"}
+    # A reply cut off, or one that only repeated searches, was asked again (with a note
+    # as the last message of the next request), never taken.
+    for n, (recorded, d) in enumerate(zip(replies, decisions, strict=True)):
+        if n + 1 < len(sent) and recorded["finish_reason"] == "length":
+            assert "cut off" in sent[n + 1][-1]["content"]
+        if d is None and n == len(replies) - 1:
+            assert result.stopped_because != "final" or episode["config"]["fill_final_list"]
+    # Every call the harness ran for the model is one a reply wrote.
+    written = [
+        (c["name"], c["arguments"]) for d in decisions if d and d.get("calls") for c in d["calls"]
+    ]
+    seeded = bool(episode["config"].get("seed_search"))
+    for turn in result.trace:
+        if seeded and turn.turn == 1:
+            # The harness's own search of the question, not a reply's.
+            assert [(c.tool, c.arguments) for c in turn.calls] == [
+                ("search_corpus", {"query": episode["question"]})
+            ]
+            continue
+        for c in turn.calls:
+            if c.arguments.get("by") == "harness":
+                continue
+            assert (c.tool, c.arguments) in written, (c.tool, c.arguments)
+    # Ended on a final list: the model's own ids lead the evidence (fill only appends).
+    if result.stopped_because == "final":
+        last = decisions[-1]
+        assert last is not None and last.get("final")
+        filled = sum(
+            int(f.split(":")[1]) for f in result.flags if f.startswith("final_list_filled:")
+        )
+        own = [e.chunk_id for e in result.evidence[: len(result.evidence) - filled]]
+        assert own and set(own) <= set(last["final"])
+    pruned = pruned_by_policy(result.trace)
+    assert not [e.chunk_id for e in result.evidence if e.chunk_id in pruned]
+
+
+@pytest.mark.parametrize(
+    "episode",
+    _of("chat", constrained_only=True),
+    ids=_ids("chat", constrained_only=True),
+)
+async def test_recorded_constrained_replies_through_chat_model_policy(episode, stores):
+    with OpenAIReplay(episode["replies"]) as server:
+        model = ChatOpenAI(
+            base_url=server.base,
+            api_key="not-needed",
+            model="qwen2.5-coder",
+            temperature=0,
+            max_tokens=episode["max_tokens"],
+            max_retries=0,
+            timeout=60,
+        )
+        result = await asearch(
+            episode["question"],
+            stores[episode["set"]],
+            policy=ChatModelPolicy(model, constrained=True),
+            config=HarnessConfig(**episode["config"]),
+        )
+    schemas = [
+        b["response_format"]["json_schema"]["schema"] if not b.get("tools") else None
+        for b in server.requests
+    ]
+    sent = [
+        [{"role": m["role"], "content": _text(m.get("content"))} for m in body["messages"]]
+        for body in server.requests
+    ]
+    check_constrained_episode(episode, result, schemas, sent)
+
+
+@pytest.mark.parametrize(
+    "episode",
+    _of("ollama", constrained_only=True),
+    ids=_ids("ollama", constrained_only=True),
+)
+async def test_recorded_constrained_replies_through_the_ollama_policy(episode, stores):
+    # A model without tool calls: the policy turns constrained decisions on by itself.
+    with FakeOllama(
+        models=["qwen2.5-coder:1.5b"], family="qwen2", capabilities=["completion"]
+    ) as fake:
+        # With the real run's prompt sizes, from which the harness corrects its estimates
+        # (the fake's count runs high on Japanese text and met the budget tier sooner).
+        fake.script(
+            *(
+                dataclasses.replace(as_ollama(r), prompt_eval_count=r["prompt_tokens"])
+                for r in episode["replies"]
+            )
+        )
+        async with OllamaPolicy(
+            "qwen2.5-coder:1.5b",
+            host=fake.host,
+            stream=False,
+            retries=0,
+            timeout=60.0,
+            num_predict=episode["max_tokens"],
+        ) as policy:
+            result = await asearch(
+                episode["question"],
+                stores[episode["set"]],
+                policy=policy,
+                config=HarnessConfig(**episode["config"]),
+            )
+    bodies = fake.chat_requests()
+    # The client sends `tools: null` when none are given.
+    schemas = [b.get("format") if not b.get("tools") else None for b in bodies]
+    sent = [
+        [{"role": m["role"], "content": m.get("content") or ""} for m in body["messages"]]
+        for body in bodies
+    ]
+    check_constrained_episode(episode, result, schemas, sent)
+
+
+def test_the_recording_holds_constrained_episodes_of_both_policies():
+    """At least one constrained episode per policy, and each such reply is the decision's
+    JSON or cut off: the schema reached llama-server through both policies."""
+    for kind in ("chat", "ollama"):
+        assert _of(kind, constrained_only=True), f"no constrained {kind} episode recorded"
+    for e in EPISODES:
+        if constrained(e):
+            for r in e["replies"]:
+                d = decision_of(r)
+                assert d is None or set(d) <= {"calls", "final"}
+                assert not r["tool_calls"]
