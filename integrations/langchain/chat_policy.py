@@ -196,6 +196,14 @@ class ChatModelPolicy:
             completion_tokens=usage["output_tokens"] if usage else None,
         )
 
+    async def ask_constrained(
+        self, messages: list[Message], schema: dict[str, Any]
+    ) -> ConstrainedReply:
+        """One short question decoded against `schema` (`response_format` for an
+        OpenAI-compatible server, else the model's structured output): the
+        `ConstrainedAsk` of `sift.graphs.policies.AssistedPlanner`."""
+        return await self._ask(messages, schema)
+
     async def decide(self, view: PolicyView) -> Decision:
         if self.constrained:
             return await constrained_turn(view, self._ask, reply_tokens=self.reply_tokens)

@@ -167,32 +167,36 @@ class OllamaPolicy:
         first request of a constrained turn: `format` holds the decision's schema)."""
         if self.constrained:
             schema = decision_schema(view, reply_tokens=self.settings.num_predict)
-            return self._request(view, render_messages(constrained_messages(view, schema)), schema)
+            rendered = render_messages(constrained_messages(view, schema))
+            return self._request(rendered, context_tokens=view.budget, schema=schema)
         # The harness renders the context; a bare view gets the harness's task prompt.
         messages = render_messages(view.messages) or [
             {"role": "user", "content": task_prompt(view.question, view.top_k)}
         ]
-        return self._request(view, messages)
+        return self._request(messages, context_tokens=view.budget, tools=self._tools(view)[0])
 
     def _request(
         self,
-        view: PolicyView,
         messages: list[dict[str, Any]],
+        *,
+        context_tokens: int,
+        tools: list[dict[str, Any]] | None = None,
         schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A chat request: with the tools declared, or (`schema`) decoded against it."""
+        """A chat request whose context window fits `context_tokens`: with `tools`
+        declared, or decoded against `schema`."""
         s = self.settings
         options: dict[str, Any] = {
-            "num_ctx": s.context_window(view.budget),
+            "num_ctx": s.context_window(context_tokens),
             "num_predict": s.num_predict,
             "temperature": s.temperature,
         }
         if s.seed is not None:
             options["seed"] = s.seed
         request: dict[str, Any] = {"model": s.model, "messages": messages}
-        if schema is None:
-            request["tools"] = self._tools(view)[0]
-        else:
+        if tools is not None:
+            request["tools"] = tools
+        if schema is not None:
             # Ollama's /api/chat decodes the reply against a JSON schema given as `format`.
             request["format"] = schema
         request["stream"] = s.stream
@@ -238,20 +242,38 @@ class OllamaPolicy:
         sent: list[dict[str, Any]] = []
 
         async def ask(messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
-            request = self._request(view, render_messages(messages), schema)
-            sent.append(request)
-            reply = await self._retrying(lambda: chat_once(client, request))
-            return ConstrainedReply(
-                content=reply.content,
-                thinking=reply.thinking or None,
-                cut_off=reply.done_reason == "length",
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
+            request = self._request(
+                render_messages(messages), context_tokens=view.budget, schema=schema
             )
+            sent.append(request)
+            return await self._send_constrained(client, request)
 
         decision = await constrained_turn(view, ask, reply_tokens=self.settings.num_predict)
         self._compare_tokens(decision.prompt_tokens, sent[0]["messages"], 0)
         return decision
+
+    async def ask_constrained(
+        self, messages: list[Message], schema: dict[str, Any]
+    ) -> ConstrainedReply:
+        """One short question decoded against `schema` (Ollama's `format`): the
+        `ConstrainedAsk` of `sift.graphs.policies.AssistedPlanner`, which asks the model
+        only to choose among options the planner computed. The context window fits the
+        question (its estimate), not an episode's budget."""
+        prompt = sum(self._estimate(m.content) for m in messages)
+        request = self._request(render_messages(messages), context_tokens=prompt, schema=schema)
+        return await self._send_constrained(self._client(), request)
+
+    async def _send_constrained(
+        self, client: ollama.AsyncClient, request: dict[str, Any]
+    ) -> ConstrainedReply:
+        reply = await self._retrying(lambda: chat_once(client, request))
+        return ConstrainedReply(
+            content=reply.content,
+            thinking=reply.thinking or None,
+            cut_off=reply.done_reason == "length",
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+        )
 
     # ---------------------------------------------------------------- internals
 

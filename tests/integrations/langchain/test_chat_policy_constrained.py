@@ -246,3 +246,24 @@ async def test_a_whole_episode_on_constrained_decisions_through_chat_openai(tmp_
     # Tool results reach the model as user turns (no tool messages a template may drop).
     roles = [m["role"] for m in server.requests[-1]["messages"]]
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
+
+
+async def test_ask_constrained_sends_the_choice_schema_as_response_format():
+    """`ChatModelPolicy.ask_constrained` is AssistedPlanner's ConstrainedAsk: to an
+    OpenAI-compatible server (llama-server) the short question's schema goes as
+    `response_format.json_schema.schema`, the messages as they are."""
+    choice = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "enum": ["Edo", "none of these"]}},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+    with OpenAICompatible(('{"name": "Edo"}', "stop")) as server:
+        policy = ChatModelPolicy(openai_model(server, max_tokens=64), constrained=True)
+        asked = [Message(role="system", content="JSON only."), Message(role="user", content="?")]
+        answer = await policy.ask_constrained(asked, choice)
+    assert json.loads(answer.content) == {"name": "Edo"} and not answer.cut_off
+    [body] = server.requests
+    assert body["response_format"]["json_schema"]["schema"] == choice
+    assert [m["content"] for m in body["messages"]] == ["JSON only.", "?"]
+    assert not body.get("tools")

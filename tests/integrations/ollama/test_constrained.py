@@ -241,3 +241,61 @@ async def test_an_episode_on_constrained_decisions_answers_a_repeated_search(cor
     [told] = [m for m in second["messages"] if "already ran" in m["content"]]
     assert told["role"] == "user" and told["content"].startswith("[search_corpus results]")
     assert QUESTION in told["content"]
+
+
+# ---------------------------------------------------------------- AssistedPlanner's ask
+
+
+CHOICE = {
+    "type": "object",
+    "properties": {"passages": {"type": "array", "items": {"type": "integer", "enum": [1, 2]}}},
+    "required": ["passages"],
+    "additionalProperties": False,
+}
+
+
+async def test_ask_constrained_sends_the_choice_schema_as_format():
+    """`OllamaPolicy.ask_constrained` is AssistedPlanner's ConstrainedAsk: the short
+    question's messages as they are, its schema as `format`, no tools."""
+    with small_model() as server:
+        server.script(reply('{"passages": [2]}'))
+        p = OllamaPolicy("qwen2.5-coder:1.5b", host=server.host, num_predict=64, **FAST)
+        asked = [
+            Message(role="system", content="JSON only."),
+            Message(role="user", content="1 or 2?"),
+        ]
+        answer = await p.ask_constrained(asked, CHOICE)
+        await p.aclose()
+    assert json.loads(answer.content) == {"passages": [2]} and not answer.cut_off
+    [body] = server.chat_requests()
+    assert body["format"] == CHOICE and not body.get("tools")
+    assert body["messages"] == [
+        {"role": "system", "content": "JSON only."},
+        {"role": "user", "content": "1 or 2?"},
+    ]
+    assert body["options"]["num_predict"] == 64
+
+
+async def test_assisted_planner_through_ollama_falls_back_when_the_server_is_down(tmp_path):
+    """The planner's result stands, whole, when the model's server cannot be reached;
+    the failed ask is counted."""
+    from sift.graphs.policies import AssistedPlanner, HeuristicPlanner
+    from sift.integrations.ollama.testing import refused_host
+
+    # Past 10 passages, so that the final list leaves the model something to bring up.
+    many = DOCS + [
+        Document(id=f"yama{i}", title=f"山{i}", text=f"富士山の近くの山{i}も噴火した火山である。")
+        for i in range(14)
+    ]
+    store = SqliteCorpus(tmp_path / "store", embedder="hash")
+    assert not store.upsert(many).failed
+    p = OllamaPolicy("qwen2.5-coder:1.5b", host=refused_host(), retries=0, **FAST)
+    policy = AssistedPlanner(p.ask_constrained)
+    plain = await asearch(QUESTION, store, policy=HeuristicPlanner())
+    result = await asearch(QUESTION, store, policy=policy)
+    await p.aclose()
+    store.close()
+    assert len(plain.evidence) > 10
+    assert [e.chunk_id for e in result.evidence] == [e.chunk_id for e in plain.evidence]
+    assert len(policy.records) == policy.fallbacks == 1
+    assert "ModelServerError" in (policy.records[0].fallback or "")
