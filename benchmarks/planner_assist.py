@@ -470,6 +470,25 @@ def ask_tables(records: list[dict[str, Any]], systems: list[str]) -> list[str]:
     return lines
 
 
+def passage_digest(title: str, text: str) -> str:
+    """What the fixture keeps of a shown passage: its text stays in ../shared/benchmarks
+    (tests/graphs/policies/test_assisted_replay.py reads it from there and checks this)."""
+    return hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:16]
+
+
+def _texts_by_reference(store: dict[str, Any]) -> dict[str, Any]:
+    """A recorded store with each shown passage's title and text replaced by its digest
+    (`shared`): the fixture holds no corpus text, only which passage it was."""
+    chunks: dict[str, dict[str, Any]] = {}
+    shared: dict[str, str] = {}
+    for cid, chunk in store["chunks"].items():
+        if chunk["text"]:
+            shared[cid] = passage_digest(chunk["title"], chunk["text"])
+            chunk = {**chunk, "title": "", "text": ""}
+        chunks[cid] = chunk
+    return {**store, "chunks": chunks, "shared": shared}
+
+
 def write_fixture(
     records: list[dict[str, Any]],
     folder: Path,
@@ -505,7 +524,9 @@ def write_fixture(
         }
         for r in chosen
     ]
-    # Gzipped: a MuSiQue episode shows 100-200 passages of about 1 kB each.
+    for episode in kept:
+        episode["store"] = _texts_by_reference(episode["store"])
+    # Gzipped: an episode's store calls list hundreds of chunk ids.
     path = folder / "episodes.json.gz"
     data = (json.dumps(kept, ensure_ascii=False) + "\n").encode()
     path.write_bytes(gzip.compress(data, mtime=0))

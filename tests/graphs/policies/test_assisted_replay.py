@@ -5,8 +5,10 @@
 ran the assisted planner with Qwen2.5-Coder-1.5B-Instruct (llama-server) on MuSiQue dev
 questions and kept, for a few episodes, every question put to the model with its reply
 exactly, every search, grep and read the episode made with the store's answer, and the
-final evidence (tests/fixtures/planner_assist/episodes.json.gz; MuSiQue is CC BY 4.0, its
-passages Wikipedia text: ../shared/benchmarks/musique/README.md). Here each episode runs
+final evidence (tests/fixtures/planner_assist/episodes.json.gz). The passages the
+episodes showed are kept there by reference (a digest of each): their text is read from
+../shared/benchmarks/musique (MuSiQue, CC BY 4.0), so the replay skips, saying why, where
+that folder is absent. Here each episode runs
 again through the real graph: the store answers from the recording, the model from the
 table of its replies. The planner is deterministic, so every question it asks must be
 one the model was asked (the same words, the same options), and the evidence must be the
@@ -16,6 +18,7 @@ model is asked, or what its answer does, fails here.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -49,13 +52,35 @@ def call_key(method: str, **arguments: Any) -> str:
     return json.dumps([method, arguments], sort_keys=True, ensure_ascii=False)
 
 
+def passage_digest(title: str, text: str) -> str:
+    """benchmarks/planner_assist.py's `passage_digest`: which passage a chunk showed."""
+    return hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:16]
+
+
+@functools.cache
+def musique_passages(folder: Path) -> dict[str, tuple[str, str]]:
+    """The MuSiQue corpus's (title, text) by passage id."""
+    out: dict[str, tuple[str, str]] = {}
+    for line in (folder / "musique" / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out[row["id"]] = (row["title"], row["text"])
+    return out
+
+
 class ReplayCorpus:
     """Answers each search, grep and read with the recorded store's answer; a call the
-    recording does not hold fails the test (the episode went another way)."""
+    recording does not hold fails the test (the episode went another way). The shown
+    passages' text comes from the shared corpus, checked against the recorded digest."""
 
-    def __init__(self, store: dict[str, Any]) -> None:
+    def __init__(self, store: dict[str, Any], passages: dict[str, tuple[str, str]]) -> None:
         self.calls: dict[str, list[list[Any]]] = store["calls"]
-        self.chunks = {cid: Chunk.model_validate(c) for cid, c in store["chunks"].items()}
+        chunks = dict(store["chunks"])
+        for cid, digest in store["shared"].items():
+            title, text = passages[chunks[cid]["doc_id"]]
+            assert passage_digest(title, text) == digest, f"{cid} differs from the recording"
+            chunks[cid] = {**chunks[cid], "title": title, "text": text}
+        self.chunks = {cid: Chunk.model_validate(c) for cid, c in chunks.items()}
 
     def _hits(self, key: str) -> list[Hit]:
         if key not in self.calls:
@@ -110,7 +135,7 @@ def test_the_fixture_holds_episodes() -> None:
 
 
 @pytest.mark.parametrize("episode", EPISODES, ids=[e["id"] for e in EPISODES])
-async def test_recorded_episode_replays(episode: dict[str, Any]) -> None:
+async def test_recorded_episode_replays(episode: dict[str, Any], shared_benchmarks: Path) -> None:
     ask = ReplayAsk(episode["replies"])
     settings = episode["settings"]
     policy = AssistedPlanner(
@@ -121,7 +146,10 @@ async def test_recorded_episode_replays(episode: dict[str, Any]) -> None:
         passage_chars=settings["passage_chars"],
     )
     result = await asearch(
-        episode["question"], ReplayCorpus(episode["store"]), policy=policy, top_k=30
+        episode["question"],
+        ReplayCorpus(episode["store"], musique_passages(shared_benchmarks)),
+        policy=policy,
+        top_k=30,
     )
     assert result.stopped_because == episode["stopped_because"]
     assert [e.chunk_id for e in result.evidence] == episode["evidence"]
