@@ -40,8 +40,10 @@ def _has_class(name: str) -> str:
 
 # Navigation, headers, footers and sidebars as HTML5, ARIA and the generators of Debian's
 # documentation mark them: Sphinx (sphinxsidebar, related, footer), DocBook XSL
-# (navheader, navfooter), texinfo (nav-panel, header), Doxygen (top, nav-path, footer),
-# gtk-doc (navigation tables).
+# (navheader, navfooter), Publican, the DocBook toolchain of the Debian Administrator's
+# Handbook (docnav lists, the banner and the #title logos: left in, every page began with
+# "戻る Debian 管理者ハンドブック" and ranked for questions naming the book), texinfo
+# (nav-panel, header), Doxygen (top, nav-path, footer), gtk-doc (navigation tables).
 _FURNITURE = " | ".join(
     [
         "//nav",
@@ -63,10 +65,12 @@ _FURNITURE = " | ".join(
                 "bd-sidebar",
                 "bd-toc",
                 "prev-next-area",
+                "docnav",
             )
         ),
         "//div[@class='header'][not(.//*[@class='headertitle'])]",
         "//*[@id='top' or @id='nav-path' or @id='MSearchBox' or @id='side-nav']",
+        "//div[@id='banner'] | //p[@id='title'][not(normalize-space())]",
     ]
 )
 

@@ -297,3 +297,61 @@ def test_docbook_html_keeps_its_text_and_heading_without_navigation(
     for furniture in (words["prev"], words["next"], words["home"], words["chapter"]):
         assert furniture not in text
     assert f"--without-recommends\n{words['option']}" in text
+
+
+# Publican (the DocBook toolchain of the Debian Administrator's Handbook): a banner, the
+# logos in `p#title`, and `ul.docnav` lists above and below the section.
+_PUBLICAN = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN"
+ "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd"><html
+ xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title>
+<meta name="generator" content="publican v4.3.2" /></head><body>
+<div id="banner"><a href="http://debian-handbook.info/get/"><span class="text">{banner}</span>
+</a></div><p id="title"><a class="left" href="http://www.debian.org"><img alt="Product Site"
+ src="image_left.png" /></a><a class="right" href="index.html"><img
+ alt="Documentation Site" src="image_right.png" /></a></p>
+<ul class="docnav top"><li class="previous"><a accesskey="p" href="prev.html"><strong>{prev}
+</strong></a></li><li class="home">{book}</li><li class="next"></li></ul>
+<div class="section"><div class="titlepage"><div><div><h2 class="title"><a id="s"></a>{title}
+</h2></div></div></div><div class="para">{body}</div></div>
+<ul class="docnav"><li class="previous"><a accesskey="p" href="prev.html"><strong>{prev}
+</strong>{prev_title}</a></li><li class="up"><a accesskey="u" href="#"><strong>{up}</strong>
+</a></li><li class="home"><a accesskey="h" href="index.html"><strong>{home}</strong></a></li>
+</ul></body></html>
+"""
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        {
+            "title": "B.5. User Space",
+            "banner": "Download the ebook",
+            "prev": "Prev",
+            "book": "The Debian Administrator's Handbook",
+            "body": "User space refers to the runtime environment of normal processes.",
+            "prev_title": "B.4. Some Tasks Handled by the Kernel",
+            "up": "Up",
+            "home": "Home",
+        },
+        {
+            "title": "B.5. ユーザ空間",
+            "banner": "Download the ebook",
+            "prev": "戻る",
+            "book": "Debian 管理者ハンドブック",
+            "body": "「ユーザ空間」とは通常プロセスの実行環境を意味します。",
+            "prev_title": "B.4. カーネルが担当している一部の操作",
+            "up": "上に戻る",
+            "home": "ホーム",
+        },
+    ],
+)
+def test_publican_html_without_its_navigation(tmp_path: Path, words: dict[str, str]) -> None:
+    path = tmp_path / "sect.user-space.html"
+    path.write_text(_PUBLICAN.format(**words), encoding="utf-8")
+    document = _one(path)
+    text = document.text
+    assert text.startswith(words["title"]) and words["body"] in text
+    for furniture in ("banner", "prev", "book", "prev_title", "up", "home"):
+        assert words[furniture] not in text, furniture
+    assert document.metadata["section_titles"] == [words["title"]]
