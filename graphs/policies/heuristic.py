@@ -269,7 +269,15 @@ class HeuristicPlanner:
         # Japanese questions went 8-10 turns deep for what the first search had found
         # (docs/decisions/0022).
         quoted = {q.casefold() for q in plan.quoted}
-        titled = [t for c in top if (t := by_id[c].title_entity)]
+        # A question that names the manual ("Debian 管理者ハンドブックの --after-build") finds
+        # the manual's title page beside its sections: that page is the question's scope,
+        # not a page to hop from. So a titled chunk whose collection (the first folder of
+        # its document id) also holds a top chunk titled by no entity does not block
+        # either: such questions went 8-10 turns and 30k tokens deep (decisions/0023).
+        untitled = {f for c in top if not by_id[c].title_entity and (f := _collection(view, c))}
+        titled = [
+            t for c in top if (t := by_id[c].title_entity) and _collection(view, c) not in untitled
+        ]
         if not top or any(t.casefold() not in quoted for t in titled):
             return False
         # Passages that carry a page or a section come from documents with a structure
@@ -509,10 +517,21 @@ class HeuristicPlanner:
             # put every chunk that writes it above the other part's.)
             order = names_first(order, view, names)
         position = {cid: i for i, cid in enumerate(by_id)}
+        # A chunk that writes every name the question types (of those the corpus writes)
+        # leads (names_first), and the score floor does not cut it: a grep hit scores low
+        # by the question's words, and the floor dropped the one page writing
+        # `--after-build` from a list it led. (Writing any one name is not enough: every
+        # chunk that writes "LaTeX" would come in above the one on `\geqslant`.)
+        written = [n for n in names if any(writes_name(sc, n) for sc in view.seen.values())]
+        naming = (
+            {c for c in by_id if all(writes_name(view.seen[c], n) for n in written)}
+            if self.config.names_first and parts is None and written
+            else set()
+        )
         kept = [
             by_id[cid]
             for cid in order[: view.top_k]
-            if position[cid] < self.config.min_final or by_id[cid].score >= floor
+            if position[cid] < self.config.min_final or by_id[cid].score >= floor or cid in naming
         ]
         search_rank = {cid: i + 1 for i, cid in enumerate(searched)}
         final: list[FinalDocument] = []
@@ -578,6 +597,13 @@ def _located(seen: SeenChunk) -> bool:
     """The chunk's document has a structure: it carries a page or a section."""
     metadata = seen.chunk.metadata
     return metadata.get("page") is not None or bool(metadata.get("section"))
+
+
+def _collection(view: PolicyView, chunk_id: str) -> str | None:
+    """The first folder of the chunk's document id (a manual's files share it: ids are
+    named by the folder given, docs/decisions/0019); None for a document at the top."""
+    folder, slash, _ = view.seen[chunk_id].chunk.doc_id.partition("/")
+    return folder if slash and folder else None
 
 
 def _mostly_located(view: PolicyView, top: list[str]) -> bool:

@@ -462,3 +462,147 @@ def test_a_section_titled_by_the_quoted_topic_is_one_place(
     assert "first search covers the question" in notes
     assert result.usage.turns == 2  # the first round, then the final list
     assert result.evidence[0].doc_id == doc_id
+
+
+# --------------------------------------------------------------------------- the manual named
+
+# A manual's files share a folder: its title page, titled by the book's name, and its
+# sections. A question that names the book finds the title page among the sections. The
+# one page writing the option is a long build log that shares no word with the question.
+_BUILD_LOG = "\n".join(
+    [
+        "dpkg-buildpackage -us -uc",
+        " dpkg-source --before-build .",
+        *(f" dh_step{i} --verbose package-{i}.deb /usr/share/doc/package-{i}" for i in range(12)),
+        " dpkg-source --after-build .",
+        *(f" dh_step{i} --verbose package-{i}.deb /usr/share/doc/package-{i}" for i in range(12)),
+        "dpkg-buildpackage: info: binary-only upload (no source included)",
+    ]
+)
+NAMED_MANUAL = [
+    Document(
+        id=f"{folder}/index",
+        title=book,
+        text=f"{book}\n\n{contents}",
+    )
+    for folder, book, contents in (
+        (
+            "handbook",
+            "The Debian Administrator's Handbook",
+            "Contents: 1. The Debian Project. 2. Installation. 15. Creating a Debian "
+            "Package. Appendix B. Short Remedial Course.",
+        ),
+        (
+            "handbook-ja",
+            "Debian 管理者ハンドブック",
+            "目次: 1. Debian プロジェクト 2. インストール 15. Debian パッケージの作成 "
+            "付録 B 簡単な補習講座",
+        ),
+    )
+] + [
+    Document(id=f"{folder}/{name}", title=title, text=text)
+    for folder, name, title, text in (
+        (
+            "handbook",
+            "building",
+            "15.2. Building your First Package",
+            _BUILD_LOG,
+        ),
+        (
+            "handbook",
+            "user-space",
+            "B.5. User Space",
+            "User space refers to the runtime environment of normal (as opposed to kernel) "
+            "processes. An option of a process sets its environment.",
+        ),
+        (
+            "handbook-ja",
+            "building",
+            "15.2. 最初のパッケージのビルド",
+            _BUILD_LOG,
+        ),
+        (
+            "handbook-ja",
+            "user-space",
+            "B.5. ユーザ空間",
+            "「ユーザ空間」とは通常 (カーネルに対するという意味) プロセスの実行環境を意味します。"
+            "プロセスのオプションがその環境を決めます。",
+        ),
+    )
+]
+
+
+# Sections around it that share the question's words (options, the book) without the name.
+NAMED_MANUAL += [
+    Document(id=f"{folder}/options-{i}", title=title.format(i=i), text=text.format(i=i))
+    for folder, title, text in (
+        (
+            "handbook",
+            "8.{i}. Options of the tools",
+            "Section {i} of The Debian Administrator's Handbook: what an option of a Debian "
+            "tool does after a build, and how an option changes what the tool does to build.",
+        ),
+        (
+            "handbook-ja",
+            "8.{i}. ツールのオプション",
+            "Debian 管理者ハンドブックの第{i}節: Debian のツールのオプションは何をしますか、"
+            "after build のあとにオプションが何を変えるかを説明します。",
+        ),
+    )
+    for i in range(12)
+]
+
+
+NAMING_THE_MANUAL = [
+    (
+        "What does the --after-build option do in The Debian Administrator's Handbook?",
+        "handbook/building",
+    ),
+    ("Debian 管理者ハンドブックの --after-build オプションは何をしますか?", "handbook-ja/building"),
+]
+
+
+@pytest.fixture(scope="module")
+def manual(tmp_path_factory: pytest.TempPathFactory):
+    from sift.integrations.stores.sqlite import SqliteCorpus
+
+    # One store a language: the two books' build logs are the same text.
+    stores = {}
+    for folder in ("handbook", "handbook-ja"):
+        stores[folder] = SqliteCorpus(
+            Path(tmp_path_factory.mktemp("manual")) / "s", embedder="hash", chunk_tokens=400
+        )
+        docs = [d for d in NAMED_MANUAL if d.id.startswith(f"{folder}/")]
+        stores[folder].upsert(_sections([*docs, *QUOTED_TOPICS]))
+    yield stores
+    for corpus in stores.values():
+        corpus.close()
+
+
+@pytest.mark.parametrize(("question", "doc_id"), NAMING_THE_MANUAL)
+def test_the_manual_a_question_names_is_its_scope_not_a_hop(
+    manual, question: str, doc_id: str
+) -> None:
+    result = _run(manual[doc_id.partition("/")[0]], question)
+    notes = " ".join(t.note or "" for t in result.trace)
+    # The book's title page, titled by the name the question gives, sits among the first
+    # search's best chunks beside the book's sections: it no longer sends the episode on.
+    assert "first search covers the question" in notes, notes
+    assert result.usage.turns == 2
+    # The one page writing the option leads, though the question's words rank it low.
+    assert result.evidence[0].doc_id == doc_id
+    assert "--after-build" in result.evidence[0].justification
+
+
+@pytest.mark.parametrize(("question", "doc_id"), NAMING_THE_MANUAL)
+def test_the_score_floor_never_cuts_the_page_writing_the_typed_name(
+    manual, question: str, doc_id: str
+) -> None:
+    # Only the grep of the name finds the build log, and the question's words score it
+    # below the others: a floor just under the best score cut it from the list it led.
+    store = manual[doc_id.partition("/")[0]]
+    result = _run(store, question, min_relative_score=0.99, min_final=1)
+    assert result.evidence[0].doc_id == doc_id
+    first = result.trace[0].calls
+    assert [c.tool for c in first] == ["search_corpus", "grep_corpus"]
+    assert doc_id not in {a.rpartition("_")[0] for a in first[0].added}
