@@ -4,8 +4,10 @@ Fault injection on real stores, one English and one Japanese, each large enough 
 every kind of derived file (a sealed block of grep's trigram file among them: over 8,192
 chunks): bytes are flipped or zeroed in one kind of file, and the store must then answer
 every query exactly as the intact store does. Before, flipped bytes in tantivy's files
-made BM25 queries panic inside tantivy (pyo3's PanicException, a BaseException that got
-through every `except Exception`), a flipped vector graph found the wrong neighbours and
+went unnoticed where tantivy did not trip over them (it writes a CRC-32 in each file's
+footer and never checks it; the store now does, on open), or made BM25 queries panic
+inside tantivy (pyo3's PanicException, a BaseException that got through every
+`except Exception`), a flipped vector graph found the wrong neighbours and
 a zeroed page of the trigram file made grep miss chunks, both without a word.
 
 A zeroed page of `sift.db` itself cannot be rebuilt (it is the source of truth): the store
@@ -22,11 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from sift.errors import IndexDamagedError, StoreDamagedError
-from sift.integrations.stores.sqlite import SqliteCorpus
+from sift.integrations.stores.sqlite import SqliteCorpus, _lexical
 from sift.integrations.stores.sqlite._lexical import LexicalIndex
 from sift.integrations.stores.sqlite._trigrams import BLOCK, trigram_bits
 from sift.types import Document, Hit
@@ -143,12 +146,14 @@ def _segment_file(store: Path, suffix: str) -> Path:
 
 
 def _tantivy_fails(lexical: Path, built: Built, *, at_query: bool) -> bool:
-    """Whether tantivy itself (no store around it) fails on the damaged index in folder
-    `lexical`: at a query (`at_query`), or at the open too."""
+    """Whether tantivy itself (no store around it, and not the footers' checksums the
+    index compares on open) fails on the damaged index in folder `lexical`: at a query
+    (`at_query`), or at the open too."""
     with SqliteCorpus(built.path, writer=False) as intact:
         analyzer = intact.analyzer
     try:
-        index = LexicalIndex(lexical, analyzer, writable=False)
+        with mock.patch.object(_lexical, "footer_mismatch", return_value=None):
+            index = LexicalIndex(lexical, analyzer, writable=False)
     except IndexDamagedError:
         return not at_query
     try:
@@ -214,6 +219,55 @@ def test_a_tantivy_file_that_tantivy_refuses_is_rebuilt(
     if copy is None:
         pytest.skip(f"no flip of {suffix} on the grid tried makes tantivy fail")
     _check_answers(copy, built, caplog)
+
+
+def _silent_flip(built: Built, tmp_path: Path, suffix: str) -> Path | None:
+    """A copy of the store whose tantivy file `suffix` has bytes flipped where tantivy
+    itself notices nothing, at the open or at a query; None when none was found."""
+    for twentieth in range(1, 20):
+        probe = tmp_path / f"silent-{twentieth}" / "lexical"
+        shutil.copytree(built.path / "lexical", probe)
+        shutil.copy(built.path / "lexical.json", probe.with_suffix(".json"))
+        _flip(_segment_file(probe.parent, suffix), twentieth / 20, 16)
+        if not _tantivy_fails(probe, built, at_query=True) and not _tantivy_fails(
+            probe, built, at_query=False
+        ):
+            copy = _copy(built, tmp_path)
+            _flip(_segment_file(copy, suffix), twentieth / 20, 16)
+            return copy
+    return None
+
+
+@pytest.mark.parametrize("suffix", [".term", ".idx", ".fast", ".fieldnorm", ".pos", ".store"])
+def test_a_tantivy_file_damaged_where_tantivy_notices_nothing_is_rebuilt(
+    suffix: str, built: Built, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """tantivy writes a CRC-32 in every file's footer and never reads it: flipped bytes it
+    does not trip over went unnoticed (issue 42). The store compares them on open."""
+    copy = _silent_flip(built, tmp_path, suffix)
+    if copy is None:
+        pytest.skip(f"every flip of {suffix} tried makes tantivy itself fail")
+    name = _segment_file(copy, suffix).name
+    assert _lexical.footer_mismatch(copy / "lexical") == (
+        f"{name}: its bytes do not match its checksum"
+    )
+    warnings = _check_answers(copy, built, caplog)
+    assert any(
+        "BM25 index" in m and name in m and "rebuilding it from SQLite" in m for m in warnings
+    ), warnings
+
+
+def test_the_footer_check_passes_an_intact_index_and_reads_no_stale_tombstone(
+    built: Built, tmp_path: Path
+) -> None:
+    copy = _copy(built, tmp_path)
+    assert _lexical.footer_mismatch(copy / "lexical") is None
+    # A tombstone file of an older commit, left for tantivy's cleanup, is not live.
+    (segment,) = {p.name.split(".")[0] for p in (copy / "lexical").glob("*.idx")}
+    (copy / "lexical" / f"{segment}.1.del").write_bytes(b"not a tantivy file")
+    assert _lexical.footer_mismatch(copy / "lexical") is None
+    (copy / "lexical" / "meta.json").write_text("{", encoding="utf-8")
+    assert _lexical.footer_mismatch(copy / "lexical") == "meta.json: unreadable (JSONDecodeError)"
 
 
 def test_a_reader_rebuilds_a_damaged_bm25_index_in_memory(built: Built, tmp_path: Path) -> None:
