@@ -144,6 +144,8 @@ class HeuristicPlannerConfig(BaseSettings):
     # Chunks that write a name the question types (an option, variable, function, file)
     # come first in the final list.
     names_first: bool = True
+    # A comparison's first pick leads, above the plain search's first (docs/decisions/0024).
+    compared_first: bool = True
     # The result is flagged `not_found` when the surfaced chunks together hold less than
     # this share of the question's content words (IDF-weighted), or `not_found:<name>`
     # when a name the question types occurs nowhere (its grep found nothing).

@@ -606,3 +606,88 @@ def test_the_score_floor_never_cuts_the_page_writing_the_typed_name(
     first = result.trace[0].calls
     assert [c.tool for c in first] == ["search_corpus", "grep_corpus"]
     assert doc_id not in {a.rpartition("_")[0] for a in first[0].added}
+
+
+# --------------------------------------------------------------------------- comparisons
+
+# Two companies' pages, and a page about the question's words that names neither well:
+# one search of the question ranks that page first.
+COMPARED = [
+    Document(
+        id="alder",
+        title="Alder Company",
+        text="The Alder Company is a timber firm. It was founded in 1901 in Oregon.",
+    ),
+    Document(
+        id="birch",
+        title="Birch Company",
+        text="The Birch Company is a paper maker. It was founded in 1923 in Maine.",
+    ),
+    Document(
+        id="quiz",
+        title="Company quiz",
+        text=(
+            "Which company was founded first? Which was founded first, this company or that "
+            "company? Quiz questions on which company was founded first, and first founders."
+        ),
+    ),
+    Document(
+        id="alder-ja",
+        title="アルダー社",
+        text="アルダー社は木材会社である。1901年にオレゴン州で設立された。",
+    ),
+    Document(
+        id="birch-ja",
+        title="バーチ社",
+        text="バーチ社は製紙会社である。1923年にメイン州で設立された。",
+    ),
+    Document(
+        id="quiz-ja",
+        title="会社クイズ",
+        text=(
+            "どちらが先に設立されましたか？どちらの会社が先に設立されたかを当てるクイズです。"
+            "社と社では、どちらが先に設立されたか、先に設立された会社はどちらか。"
+        ),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory: pytest.TempPathFactory):
+    from sift.integrations.stores.sqlite import SqliteCorpus
+
+    corpus = SqliteCorpus(
+        Path(tmp_path_factory.mktemp("compared")) / "s", embedder="hash", chunk_tokens=120
+    )
+    corpus.upsert(COMPARED)
+    yield corpus
+    corpus.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "quiz", "pages"),
+    [
+        (
+            "Which was founded first, the Alder Company or the Birch Company?",
+            "quiz",
+            {"alder", "birch"},
+        ),
+        (
+            "アルダー社とバーチ社では、どちらが先に設立されましたか？",
+            "quiz-ja",
+            {"alder-ja", "birch-ja"},
+        ),
+    ],
+)
+def test_a_comparisons_first_pick_leads_the_plain_searchs_first(
+    compared, question: str, quiz: str, pages: set[str]
+) -> None:
+    plain = single_shot(question, compared, top_k=10)
+    assert plain.evidence[0].doc_id == quiz  # the page of the question's words
+    result = _run(compared, question)
+    assert result.evidence[0].doc_id in pages
+    assert "compares things" in result.evidence[0].justification
+    # The plain search's first stays next (the harness keeps it within the first ones).
+    assert quiz in [e.doc_id for e in result.evidence[:3]]
+    without = _run(compared, question, compared_first=False)
+    assert without.evidence[0].doc_id == quiz
