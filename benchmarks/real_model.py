@@ -954,9 +954,18 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "counted as failed and ended the episode (`max_failed_turns` 1). Asked again once "
         "after that answer, it wrote the same search again in 4 of 6 replies, and 4 of 5 "
         "episodes still ended `error`. So a reply whose calls are all repeats is now asked "
-        "again once with search_corpus left out of the schema (core/llm/_constrained.py); "
-        "the figures above are from that code, the first 7 episodes are not in "
-        "real_model.jsonl.",
+        "again once with search_corpus left out of the schema (core/llm/_constrained.py). "
+        "With that, on the first 16 questions, no episode ended on an unusable reply, but "
+        "the model kept searching to the end: 13 of 16 episodes a policy stopped at "
+        "max_turns with no list of its own, which held all gold in 3 of 16 (single-shot "
+        "15). So the last turn now offers only the final list (the schema and a note; the "
+        "no-model planner concludes there too). A final list of exactly top_k ids was "
+        "tried next (the 1.5B had listed 1-5 ids in 9 of 21 lists, and 3 of its 5 lists "
+        "that missed gold were such short ones): on the first 3 questions it filled the "
+        "slots with its own picks and lost, in 2 of 6 episodes, gold that the harness's "
+        "fill (in the order the context showed it) had kept; so a list holds 1 to top_k "
+        "ids. The figures above are from that code; the episodes of the earlier code are "
+        "not in real_model.jsonl.",
         "",
         f"## Summary on the {len(common)} questions every system that ran on a set finished",
         "",

@@ -17,7 +17,8 @@ the ids its context shows) a 1.5B model's replies went from 1/10 usable to 9/10.
 - `constrained_turn(view, ask, reply_tokens=...)`: one turn for either policy; a reply
   the token limit cut off is asked again once, shorter, and never taken as a decision; a
   reply whose calls are all searches the episode already ran is asked again once, told so
-  and offered no search.
+  and offered no search; the last turn (`view.turn >= view.max_turns`) offers only the
+  final list, as the no-model planner concludes there too.
 """
 
 from __future__ import annotations
@@ -165,10 +166,21 @@ def decision_schema(
             calls.append(_call_schema("read_document", {"doc_id": doc}))
         prune = {"type": "array", "items": one_id, "minItems": 1, "maxItems": len(ids)}
         calls.append(_call_schema("prune_chunks", {"chunk_ids": prune}))
+        # At least one id, not top_k: asked for 10, the 1.5B filled the list with its own
+        # picks where it had listed 1-5 before, and lost gold that the harness's fill (in
+        # the order the context showed, the plain search's first) had kept
+        # (benchmarks/results/real_model.md).
         final = {"type": "array", "items": one_id, "minItems": 1, "maxItems": bounds.final_ids}
         options.append(_branch("final", final))
     batch = {"type": "array", "items": {"anyOf": calls}, "minItems": 1, "maxItems": bounds.calls}
     return {"anyOf": [_branch("calls", batch), *options]}
+
+
+def _final_only(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The decision's schema with only the final list left (None when the context shows
+    no chunk, so there is nothing to list)."""
+    finals = [b for b in schema["anyOf"] if "final" in b["properties"]]
+    return {"anyOf": finals} if finals else None
 
 
 def _branch(key: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -337,6 +349,14 @@ def _repeated_searches(decision: Decision, view: PolicyView) -> list[str] | None
     return None
 
 
+# Told on the last turn, whose schema admits only the final list. Without it the 1.5B kept
+# searching to the end: 13 of 16 seeded constrained episodes stopped at max_turns with
+# no list of its own (benchmarks/results/real_model.md).
+_LAST_TURN_NOTE: Final = (
+    "[This is your last turn: reply with your final list of the chunk ids shown above that "
+    "answer the question, most relevant first.]"
+)
+
 # Told with the answer to a reply of repeated searches: the one asked again offers no search
 # (told only that the search had run, the 1.5B at temperature 0 wrote it once more).
 _NO_SEARCH_NOTE: Final = (
@@ -370,7 +390,14 @@ async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> 
     (the one that matches the view, from which the harness corrects its estimates);
     completion tokens are both replies'."""
     schema = decision_schema(view, reply_tokens=reply_tokens)
+    # The system message always lists the whole shape, so the prompt the server cached
+    # stays valid on the last turn; the note and the schema sent narrow it.
     messages = constrained_messages(view, schema)
+    last = view.turn >= view.max_turns
+    final_only = _final_only(schema) if last else None
+    if final_only is not None:
+        messages = [*messages, Message(role="user", content=_LAST_TURN_NOTE)]
+        schema = final_only
     first = await ask(messages, schema)
     if not first.cut_off:
         decision = read_decision(
@@ -411,7 +438,11 @@ async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> 
         )
     note = Message(role="user", content=_shorter_note(first.completion_tokens))
     shorter = decision_schema(view, reply_tokens=reply_tokens, shorter=True)
-    second = await ask([*constrained_messages(view, shorter), note], shorter)
+    retry = [*constrained_messages(view, shorter), note]
+    if final_only is not None:
+        shorter = _final_only(shorter) or shorter
+        retry.insert(-1, Message(role="user", content=_LAST_TURN_NOTE))
+    second = await ask(retry, shorter)
     spent = (first.completion_tokens or 0) + (second.completion_tokens or 0) or None
     if second.cut_off:
         at = f" at {second.completion_tokens} tokens" if second.completion_tokens else ""

@@ -288,3 +288,64 @@ async def test_a_new_search_beside_a_repeat_is_taken_at_once():
     d = await constrained_turn(v, ask, reply_tokens=768)
     assert len(asked) == 1 and d.answer_repeats
     assert [c.arguments["query"] for c in d.tool_calls] == ["q0", "Etna eruptions"]
+
+
+async def test_the_last_turn_offers_only_the_final_list():
+    """Left free to the end, the 1.5B kept searching: 13 of 16 seeded episodes stopped at
+    max_turns with no list of its own. Its last turn now admits only the final list, with
+    the system message (which the server caches) unchanged and a note after the rest."""
+    v = view(["fuji_0", "etna_2"], ["富士山_1"])
+    asked: list[tuple[list[Message], dict]] = []
+
+    async def ask(messages, schema):
+        asked.append((messages, schema))
+        return ConstrainedReply(content='{"final": ["富士山_1", "fuji_0"]}', completion_tokens=14)
+
+    d = await constrained_turn(v, ask, reply_tokens=768)
+    free_messages, free_schema = asked.pop()
+    assert "calls" in branches(free_schema)  # turn 2 of 6: calls still offered
+
+    last = v.model_copy(update={"turn": 6})
+    d = await constrained_turn(last, ask, reply_tokens=768)
+    assert [f.id for f in d.final or []] == ["富士山_1", "fuji_0"]
+    messages, schema = asked.pop()
+    assert list(branches(schema)) == ["final"]
+    assert branches(schema)["final"] == branches(free_schema)["final"]
+    assert messages[:-1] == free_messages
+    assert messages[-1].role == "user" and "This is your last turn" in messages[-1].content
+
+
+async def test_a_last_turn_cut_off_is_asked_again_for_a_shorter_final_list():
+    v = view(["fuji_0", "etna_2", "富士山_1"]).model_copy(update={"turn": 6})
+    asked: list[tuple[list[Message], dict]] = []
+    replies = [
+        ConstrainedReply(content='{"final": ["fuji_0", ', cut_off=True, completion_tokens=40),
+        ConstrainedReply(content='{"final": ["etna_2"]}', completion_tokens=8),
+    ]
+
+    async def ask(messages, schema):
+        asked.append((messages, schema))
+        return replies.pop(0)
+
+    d = await constrained_turn(v, ask, reply_tokens=40)
+    assert [f.id for f in d.final or []] == ["etna_2"]
+    (_, first), (again, second) = asked
+    assert list(branches(second)) == ["final"]
+    tight = branches(second)["final"]["properties"]["final"]["maxItems"]
+    assert tight < branches(first)["final"]["properties"]["final"]["maxItems"]
+    assert "This is your last turn" in again[-2].content and "cut off" in again[-1].content
+
+
+async def test_a_last_turn_with_nothing_shown_may_still_search():
+    # No chunk in the context: there is no list to write, so the schema stays as it was.
+    asked: list[dict] = []
+
+    async def ask(messages, schema):
+        asked.append(schema)
+        return ConstrainedReply(
+            content='{"calls": [{"name": "search_corpus", "arguments": {"query": "富士山"}}]}'
+        )
+
+    d = await constrained_turn(view().model_copy(update={"turn": 6}), ask, reply_tokens=768)
+    assert [c.name for c in d.tool_calls] == ["search_corpus"]
+    assert list(branches(asked[0])) == ["calls"]
