@@ -1089,10 +1089,18 @@ def write_fixtures(max_tokens: int) -> None:
     # the replayed searches find what the real ones found.
     for e in episodes:
         wanted[e["set"]].update(rows[(e["question_id"], e["system"])].get("surfaced", []))
+    # Kept by reference (id and digest): the text stays in ../shared/benchmarks, where the
+    # replay reads it and checks the digest.
+    from planner_assist import passage_digest
+
     for name, ids in wanted.items():
         with (DATA / name / "corpus.jsonl").open(encoding="utf-8") as fh:
             corpus = {r["id"]: r for r in map(json.loads, fh)}
-        passages += [corpus[i] for i in sorted(ids) if i in corpus]
+        passages += [
+            {"id": i, "digest": passage_digest(corpus[i]["title"], corpus[i]["text"])}
+            for i in sorted(ids)
+            if i in corpus
+        ]
     with (FIXTURES / "replies.json").open("w", encoding="utf-8") as fh:
         json.dump(episodes, fh, ensure_ascii=False, indent=1)
     with (FIXTURES / "passages.jsonl").open("w", encoding="utf-8") as fh:

@@ -3,7 +3,9 @@
 benchmarks/real_model.py ran Qwen2.5-Coder-1.5B-Instruct (llama.cpp's llama-server) through
 both model policies and recorded every reply exactly: text, structured calls, finish
 reason, completion tokens (tests/fixtures/real_model/replies.json), with the passages its
-episodes surfaced (passages.jsonl, HotpotQA and JSQuAD dev data, CC BY-SA 4.0). Here each
+episodes surfaced (passages.jsonl: their ids and digests; the text is read from the
+HotpotQA and JSQuAD dev data of ../shared/benchmarks, CC BY-SA 4.0, and the replays skip,
+saying why, where that folder is absent). Here each
 recorded episode runs again through the real graph over a real SQLite store of those
 passages, with no model present:
 - ChatModelPolicy: the real ChatOpenAI against a loopback server speaking OpenAI's
@@ -44,6 +46,7 @@ from sift.integrations.ollama.testing import FakeOllama, Reply
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.llm import read_text_calls
 from sift.types import Document, SearchResult, pruned_by_policy
+from tests.graphs.policies.test_assisted_replay import passage_digest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
 
@@ -143,20 +146,31 @@ def as_ollama(recorded: dict[str, Any]) -> Reply:
     )
 
 
+def shared_passages(shared: Path, name: str) -> dict[str, Document]:
+    """The recorded passages of dev set `name`, read from ../shared/benchmarks (the
+    fixture keeps only their ids and digests) and checked against the recording."""
+    wanted = {
+        r["id"]: r["digest"]
+        for r in map(json.loads, (FIXTURES / "passages.jsonl").read_text("utf-8").splitlines())
+        if r["id"].startswith(f"{name}-")
+    }
+    out = {}
+    with (shared / name / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for row in map(json.loads, fh):
+            if row["id"] in wanted:
+                digest = passage_digest(row["title"], row["text"])
+                assert digest == wanted[row["id"]], f"{row['id']} differs from the recording"
+                out[row["id"]] = Document(id=row["id"], title=row["title"], text=row["text"])
+    assert set(out) == set(wanted), f"passages missing from the shared {name} corpus"
+    return out
+
+
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory) -> dict[str, SqliteCorpus]:
-    rows = [
-        json.loads(line)
-        for line in (FIXTURES / "passages.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+def stores(tmp_path_factory, shared_benchmarks: Path) -> dict[str, SqliteCorpus]:
     out = {}
     for name in sorted({e["set"] for e in EPISODES}):
         store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
-        docs = [
-            Document(id=r["id"], title=r["title"], text=r["text"])
-            for r in rows
-            if r["id"].startswith(f"{name}-")
-        ]
+        docs = list(shared_passages(shared_benchmarks, name).values())
         assert not store.upsert(docs).failed
         out[name] = store
     yield out
@@ -287,20 +301,7 @@ async def test_recorded_replies_through_the_ollama_policy(episode, stores):
         models=["qwen2.5-coder:1.5b"], family="qwen2", capabilities=["completion", "tools"]
     ) as fake:
         fake.script(*(as_ollama(r) for r in episode["replies"]))
-        async with OllamaPolicy(
-            "qwen2.5-coder:1.5b",
-            host=fake.host,
-            stream=False,
-            retries=0,
-            timeout=60.0,
-            num_predict=episode["max_tokens"],
-        ) as policy:
-            result = await asearch(
-                episode["question"],
-                stores[episode["set"]],
-                policy=policy,
-                config=HarnessConfig(**episode["config"]),
-            )
+        result = await _through_ollama(fake, episode, stores)
     bodies = fake.chat_requests()
     assert len(bodies) <= len(episode["replies"])
     sent = [
@@ -308,6 +309,27 @@ async def test_recorded_replies_through_the_ollama_policy(episode, stores):
         for body in bodies
     ]
     check_episode(episode, result, sent)
+
+
+async def _through_ollama(
+    fake: FakeOllama, episode: dict[str, Any], stores: dict[str, SqliteCorpus]
+) -> SearchResult:
+    """The episode's question through OllamaPolicy against the fake, under the recorded
+    budget; the policy chooses constrained decisions by the model's capabilities."""
+    async with OllamaPolicy(
+        "qwen2.5-coder:1.5b",
+        host=fake.host,
+        stream=False,
+        retries=0,
+        timeout=60.0,
+        num_predict=episode["max_tokens"],
+    ) as policy:
+        return await asearch(
+            episode["question"],
+            stores[episode["set"]],
+            policy=policy,
+            config=HarnessConfig(**episode["config"]),
+        )
 
 
 def _text(content: Any) -> str:
@@ -470,20 +492,7 @@ async def test_recorded_constrained_replies_through_the_ollama_policy(episode, s
                 for r in episode["replies"]
             )
         )
-        async with OllamaPolicy(
-            "qwen2.5-coder:1.5b",
-            host=fake.host,
-            stream=False,
-            retries=0,
-            timeout=60.0,
-            num_predict=episode["max_tokens"],
-        ) as policy:
-            result = await asearch(
-                episode["question"],
-                stores[episode["set"]],
-                policy=policy,
-                config=HarnessConfig(**episode["config"]),
-            )
+        result = await _through_ollama(fake, episode, stores)
     bodies = fake.chat_requests()
     # The client sends `tools: null` when none are given.
     schemas = [b.get("format") if not b.get("tools") else None for b in bodies]
