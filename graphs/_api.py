@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,11 +39,15 @@ async def _episode(
         output = await graph.ainvoke(state)
         return output["result"]
     last: dict[str, Any] = {}
-    async for mode, chunk in graph.astream(state, stream_mode=["custom", "values"]):
-        if mode == "custom":
-            on_event(cast(ProgressEvent, chunk))
-        else:
-            last = cast(dict[str, Any], chunk)
+    # Closed here, on this loop, whatever ends the loop below: left to the garbage
+    # collector, the stream's pending getter is cancelled on a loop that may have closed.
+    stream = graph.astream(state, stream_mode=["custom", "values"])
+    async with contextlib.aclosing(stream):
+        async for mode, chunk in stream:
+            if mode == "custom":
+                on_event(cast(ProgressEvent, chunk))
+            else:
+                last = cast(dict[str, Any], chunk)
     return last["result"]
 
 
