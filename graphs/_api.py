@@ -16,6 +16,8 @@ from sift.progress import OnEvent, ProgressEvent
 from sift.types import SearchResult
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from sift.protocols import Corpus, Policy
 
 __all__ = ["asearch", "search"]
@@ -41,7 +43,11 @@ async def _episode(
     last: dict[str, Any] = {}
     # Closed here, on this loop, whatever ends the loop below: left to the garbage
     # collector, the stream's pending getter is cancelled on a loop that may have closed.
-    stream = graph.astream(state, stream_mode=["custom", "values"])
+    # (an async generator, typed by langgraph as the iterator it is)
+    stream = cast(
+        "AsyncGenerator[tuple[str, Any], None]",
+        graph.astream(state, stream_mode=["custom", "values"]),
+    )
     async with contextlib.aclosing(stream):
         async for mode, chunk in stream:
             if mode == "custom":
