@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "benchmarks"
 STORES = ROOT / "benchmarks" / ".cache"
 RESULTS = ROOT / "benchmarks" / "results"
-FIXTURES = ROOT / "tests" / "fixtures" / "real_model"
+FIXTURES = ROOT / "tests" / "fixtures"
 MODEL_CACHE = Path(os.environ.get("SIFT_MODEL_CACHE", Path.home() / ".cache" / "sift-models"))
 LLAMA_CACHE = Path(os.environ.get("SIFT_LLAMA_CACHE", Path.home() / ".cache" / "sift-llama"))
 console = Console(stderr=True)
@@ -155,6 +155,28 @@ MODELS = {
         "Qwen2.5-Coder-0.5B-Instruct",
     ),
 }
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where a model's runs are kept: the 1.5B (the first model run) under the plain
+    names, any other model under names of its own, so that its episodes never count as
+    the 1.5B's done ones (a run resumes by question and system)."""
+
+    episodes: Path
+    replies: Path
+    report: Path
+    fixtures: Path
+
+    @classmethod
+    def of(cls, model: str) -> Outputs:
+        suffix = "" if model == "1.5b" else f"_{model}"
+        return cls(
+            RESULTS / f"real_model{suffix}.jsonl",
+            RESULTS / f"real_model{suffix}_replies.jsonl",
+            RESULTS / f"real_model{suffix}.md",
+            FIXTURES / f"real_model{suffix}",
+        )
 
 
 # --------------------------------------------------------------------------- the model
@@ -636,10 +658,10 @@ def score(
     return row
 
 
-def _asked_again() -> dict[tuple[str, str], int]:
+def _asked_again(out: Outputs) -> dict[tuple[str, str], int]:
     """Per constrained episode (question id, system), its replies asked again for
     repeating searches, from the recorded replies."""
-    path = RESULTS / "real_model_replies.jsonl"
+    path = out.replies
     if not path.exists():
         return {}
     replies: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
@@ -684,8 +706,9 @@ def _repeats_asked_again(question: str, system: str, replies: list[dict[str, Any
 
 async def run(args: argparse.Namespace) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    episodes_path = RESULTS / "real_model.jsonl"
-    replies_path = RESULTS / "real_model_replies.jsonl"
+    out = Outputs.of(args.model)
+    episodes_path = out.episodes
+    replies_path = out.replies
     done = set()
     if episodes_path.exists():
         done = {
@@ -735,7 +758,7 @@ async def run(args: argparse.Namespace) -> None:
                 store.close()
     write_report(args, spec)
     if args.fixtures:
-        write_fixtures(args.max_tokens)
+        write_fixtures(args.max_tokens, Outputs.of(args.model))
 
 
 async def _episode(system, q, store, server, fake, recorder, args) -> SearchResult:
@@ -775,8 +798,8 @@ def config_of(system: str) -> HarnessConfig:
 # --------------------------------------------------------------------------- report
 
 
-def _rows() -> list[dict[str, Any]]:
-    path = RESULTS / "real_model.jsonl"
+def _rows(out: Outputs) -> list[dict[str, Any]]:
+    path = out.episodes
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -824,11 +847,11 @@ def _own_list_all_gold(r: dict[str, Any]) -> bool:
     )
 
 
-def _constrained_table(by_system: dict[str, list[dict[str, Any]]]) -> list[str]:
+def _constrained_table(by_system: dict[str, list[dict[str, Any]]], out: Outputs) -> list[str]:
     """Issue 45's figures per model system and set, each system on the questions it
     finished, single-shot on the same questions."""
     single = {(r["set"], r["question_id"]): r for r in by_system.get("single_shot", [])}
-    asked_again = _asked_again()
+    asked_again = _asked_again(out)
     lines = [
         "| system | set | episodes | ended error: cut off / unreadable / unusable calls "
         "| cut off replies | calls per model turn | model's own list all gold@10 "
@@ -874,7 +897,8 @@ def _constrained_table(by_system: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 
 def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
-    rows = _rows()
+    out = Outputs.of(args.model)
+    rows = _rows(out)
     by_system: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for r in rows:
         by_system[r["system"]].append(r)
@@ -945,7 +969,7 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "asked again, is answered by the harness as already run (answered: counted among "
         "the calls, and a turn of nothing else is a failed turn).",
         "",
-        *_constrained_table(by_system),
+        *_constrained_table(by_system, out),
         "",
         "How the constrained path got here (1.5B, the first HotpotQA/JSQuAD questions, "
         "seeded): llama-server took every schema through both policies and every reply "
@@ -1020,28 +1044,25 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
             f"{r['malformed_calls']} | {finish} | {r['gold_found_top10']}/{r['gold']} | "
             f"{r['wall_s']} |"
         )
-    (RESULTS / "real_model.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.report.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- fixtures
 
 
-def write_fixtures(max_tokens: int) -> None:
+def write_fixtures(max_tokens: int, out: Outputs) -> None:
     """The run's replies, and the passages its episodes could have shown, as test
     fixtures: the replay tests rebuild a small store from the passages and answer each
     policy's requests with the recorded replies, in order."""
-    replies = [
-        json.loads(line)
-        for line in (RESULTS / "real_model_replies.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
-    rows = {(r["question_id"], r["system"]): r for r in _rows()}
+    replies = [json.loads(line) for line in out.replies.read_text(encoding="utf-8").splitlines()]
+    rows = {(r["question_id"], r["system"]): r for r in _rows(out)}
     questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
     wanted: dict[str, set[str]] = collections.defaultdict(set)
     for r in replies:
         q = questions[r["question_id"]]
         wanted[q["set"]].update(q["supporting_doc_ids"])
     passages: list[dict[str, Any]] = []
-    FIXTURES.mkdir(parents=True, exist_ok=True)
+    out.fixtures.mkdir(parents=True, exist_ok=True)
     episodes = []
     for (qid, system), row in rows.items():
         if system not in MODEL_SYSTEMS:
@@ -1101,12 +1122,12 @@ def write_fixtures(max_tokens: int) -> None:
             for i in sorted(ids)
             if i in corpus
         ]
-    with (FIXTURES / "replies.json").open("w", encoding="utf-8") as fh:
+    with (out.fixtures / "replies.json").open("w", encoding="utf-8") as fh:
         json.dump(episodes, fh, ensure_ascii=False, indent=1)
-    with (FIXTURES / "passages.jsonl").open("w", encoding="utf-8") as fh:
+    with (out.fixtures / "passages.jsonl").open("w", encoding="utf-8") as fh:
         for p in passages:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")
-    console.print(f"fixtures: {len(episodes)} episodes, {len(passages)} passages in {FIXTURES}")
+    console.print(f"fixtures: {len(episodes)} episodes, {len(passages)} passages in {out.fixtures}")
 
 
 def _columns() -> tuple[Any, ...]:
@@ -1143,7 +1164,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fixtures_only:
         # Rewrites the report and the fixtures from what the runs so far recorded.
         write_report(args, MODELS[args.model])
-        write_fixtures(args.max_tokens)
+        write_fixtures(args.max_tokens, Outputs.of(args.model))
         return 0
     asyncio.run(run(args))
     return 0

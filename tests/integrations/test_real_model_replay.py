@@ -48,11 +48,21 @@ from sift.llm import read_text_calls
 from sift.types import Document, SearchResult, pruned_by_policy
 from tests.graphs.policies.test_assisted_replay import passage_digest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_model"
+# One folder a model: real_model (the 1.5B), real_model_<size> for any other.
+FIXTURE_DIRS = sorted(
+    path
+    for path in (Path(__file__).resolve().parents[1] / "fixtures").glob("real_model*")
+    if (path / "replies.json").is_file()
+)
 
 
 def load_episodes() -> list[dict[str, Any]]:
-    return json.loads((FIXTURES / "replies.json").read_text(encoding="utf-8"))
+    """Every model's recorded episodes, each naming the folder it came from."""
+    return [
+        {**episode, "fixtures": folder.name}
+        for folder in FIXTURE_DIRS
+        for episode in json.loads((folder / "replies.json").read_text(encoding="utf-8"))
+    ]
 
 
 EPISODES = load_episodes()
@@ -146,12 +156,13 @@ def as_ollama(recorded: dict[str, Any]) -> Reply:
     )
 
 
-def shared_passages(shared: Path, name: str) -> dict[str, Document]:
-    """The recorded passages of dev set `name`, read from ../shared/benchmarks (the
-    fixture keeps only their ids and digests) and checked against the recording."""
+def shared_passages(shared: Path, name: str, fixtures: Path) -> dict[str, Document]:
+    """The passages of dev set `name` recorded in `fixtures`, read from
+    ../shared/benchmarks (the fixture keeps only their ids and digests) and checked
+    against the recording."""
     wanted = {
         r["id"]: r["digest"]
-        for r in map(json.loads, (FIXTURES / "passages.jsonl").read_text("utf-8").splitlines())
+        for r in map(json.loads, (fixtures / "passages.jsonl").read_text("utf-8").splitlines())
         if r["id"].startswith(f"{name}-")
     }
     out = {}
@@ -166,13 +177,16 @@ def shared_passages(shared: Path, name: str) -> dict[str, Document]:
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory, shared_benchmarks: Path) -> dict[str, SqliteCorpus]:
+def stores(tmp_path_factory, shared_benchmarks: Path) -> dict[tuple[str, str], SqliteCorpus]:
+    """A store per (fixture folder, dev set): each model's episodes replay over the
+    passages its own run surfaced."""
     out = {}
-    for name in sorted({e["set"] for e in EPISODES}):
-        store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
-        docs = list(shared_passages(shared_benchmarks, name).values())
-        assert not store.upsert(docs).failed
-        out[name] = store
+    for folder in FIXTURE_DIRS:
+        for name in sorted({e["set"] for e in EPISODES if e["fixtures"] == folder.name}):
+            store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
+            docs = list(shared_passages(shared_benchmarks, name, folder).values())
+            assert not store.upsert(docs).failed
+            out[(folder.name, name)] = store
     yield out
     for store in out.values():
         store.close()
@@ -256,7 +270,7 @@ def _of(kind: str, *, constrained_only: bool = False) -> list[dict[str, Any]]:
 
 def _ids(kind: str, *, constrained_only: bool = False) -> list[str]:
     return [
-        f"{e['set']}-{e['question_id']}-{e['system']}"
+        f"{e['fixtures']}-{e['set']}-{e['question_id']}-{e['system']}"
         for e in _of(kind, constrained_only=constrained_only)
     ]
 
@@ -278,7 +292,7 @@ async def test_recorded_replies_through_chat_model_policy(episode, stores):
         )
         result = await asearch(
             episode["question"],
-            stores[episode["set"]],
+            stores[(episode["fixtures"], episode["set"])],
             policy=ChatModelPolicy(model),
             # The benchmark's budget, so the replayed episodes meet the same tiers.
             config=HarnessConfig(**episode["config"]),
@@ -312,7 +326,7 @@ async def test_recorded_replies_through_the_ollama_policy(episode, stores):
 
 
 async def _through_ollama(
-    fake: FakeOllama, episode: dict[str, Any], stores: dict[str, SqliteCorpus]
+    fake: FakeOllama, episode: dict[str, Any], stores: dict[tuple[str, str], SqliteCorpus]
 ) -> SearchResult:
     """The episode's question through OllamaPolicy against the fake, under the recorded
     budget; the policy chooses constrained decisions by the model's capabilities."""
@@ -326,7 +340,7 @@ async def _through_ollama(
     ) as policy:
         return await asearch(
             episode["question"],
-            stores[episode["set"]],
+            stores[(episode["fixtures"], episode["set"])],
             policy=policy,
             config=HarnessConfig(**episode["config"]),
         )
@@ -459,7 +473,7 @@ async def test_recorded_constrained_replies_through_chat_model_policy(episode, s
         )
         result = await asearch(
             episode["question"],
-            stores[episode["set"]],
+            stores[(episode["fixtures"], episode["set"])],
             policy=ChatModelPolicy(model, constrained=True),
             config=HarnessConfig(**episode["config"]),
         )
