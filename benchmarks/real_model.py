@@ -896,6 +896,25 @@ def _constrained_table(by_system: dict[str, list[dict[str, Any]]], out: Outputs)
     return lines
 
 
+def _regenerate(args: argparse.Namespace) -> list[str]:
+    """The commands that ran the report's episodes (the 1.5B's over several stops)."""
+    if args.model != "1.5b":
+        return [
+            f"    python benchmarks/real_model.py --model {args.model} --hotpotqa "
+            f"{args.hotpotqa} --jsquad {args.jsquad} --musique {args.musique} --systems "
+            f"{args.systems} --threads {args.threads} --fixtures"
+        ]
+    return [
+        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --fixtures",
+        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
+        "--systems chat_seed,ollama_seed --fixtures",
+        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
+        "--systems chat_seed_c,ollama_seed_c,chat_c,ollama_c --threads 1 --fixtures",
+        "    python benchmarks/real_model.py --hotpotqa 0 --jsquad 0 --musique 20 "
+        "--systems single_shot,heuristic,chat_seed_c,ollama_seed_c --threads 2 --fixtures",
+    ]
+
+
 def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
     out = Outputs.of(args.model)
     rows = _rows(out)
@@ -944,15 +963,9 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "model shared them with other work, and its times are longer than on an idle "
         "machine).",
         "",
-        "Regenerate (resumes from real_model.jsonl; delete it to start over):",
+        f"Regenerate (resumes from {out.episodes.name}; delete it to start over):",
         "",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
-        "--systems chat_seed,ollama_seed --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
-        "--systems chat_seed_c,ollama_seed_c,chat_c,ollama_c --threads 1 --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --musique 20 "
-        "--systems single_shot,heuristic,chat_seed_c,ollama_seed_c --threads 1 --fixtures",
+        *_regenerate(args),
         "",
         _where_things_stand(by_system),
         "",
