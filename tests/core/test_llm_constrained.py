@@ -65,6 +65,35 @@ def branches(schema: dict) -> dict[str, dict]:
     return {next(iter(b["properties"])): b for b in schema["anyOf"]}
 
 
+def final_enum(schema: dict) -> list[str]:
+    """The ids a decision schema lets a final list name."""
+    return branches(schema)["final"]["properties"]["final"]["items"]["enum"]
+
+
+def max_calls(schema: dict) -> int:
+    return branches(schema)["calls"]["properties"]["calls"]["maxItems"]
+
+
+def seeded_view(question: str, *ids: str) -> PolicyView:
+    """The view of turn 2 after a seeded search of `question` that showed `ids` (the
+    policies' wire tests decide on it)."""
+    results = "\n\n".join(block(i, 20, f"text of {i}") for i in ids)
+    call = ToolCall(id="seed_0", name="search_corpus", arguments={"query": question})
+    return PolicyView(
+        question=question,
+        turn=2,
+        max_turns=6,
+        messages=[
+            Message(role="user", content=task_prompt(question, 30)),
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_name="search_corpus", content=results),
+        ],
+        threshold=16384,
+        rejection=24576,
+        budget=32768,
+    )
+
+
 def call_schemas(schema: dict) -> dict[str, dict]:
     items = branches(schema)["calls"]["properties"]["calls"]["items"]["anyOf"]
     return {c["properties"]["name"]["enum"][0]: c["properties"]["arguments"] for c in items}

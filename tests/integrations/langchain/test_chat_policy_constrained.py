@@ -21,8 +21,8 @@ from sift.graphs import HarnessConfig, asearch
 from sift.integrations.langchain import ChatModelPolicy
 from sift.integrations.ollama.testing import FakeOllama, reply
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.llm import block, task_prompt
-from sift.types import Document, Message, PolicyView, ToolCall
+from sift.types import Document, Message, PolicyView
+from tests.core.test_llm_constrained import final_enum, max_calls, seeded_view
 
 QUESTION = "宝永大噴火で灰が降った都市はどこ？"
 
@@ -109,31 +109,7 @@ def openai_model(server: OpenAICompatible, **fields: Any) -> ChatOpenAI:
 
 
 def shown_view(*ids: str) -> PolicyView:
-    results = "\n\n".join(block(i, 20, f"text of {i}") for i in ids)
-    call = ToolCall(id="seed_0", name="search_corpus", arguments={"query": QUESTION})
-    return PolicyView(
-        question=QUESTION,
-        turn=2,
-        max_turns=6,
-        messages=[
-            Message(role="user", content=task_prompt(QUESTION, 30)),
-            Message(role="assistant", tool_calls=[call]),
-            Message(role="tool", tool_name="search_corpus", content=results),
-        ],
-        threshold=16384,
-        rejection=24576,
-        budget=32768,
-    )
-
-
-def final_enum(schema: dict[str, Any]) -> list[str]:
-    [final] = [b for b in schema["anyOf"] if "final" in b["properties"]]
-    return final["properties"]["final"]["items"]["enum"]
-
-
-def max_calls(schema: dict[str, Any]) -> int:
-    [calls] = [b for b in schema["anyOf"] if "calls" in b["properties"]]
-    return calls["properties"]["calls"]["maxItems"]
+    return seeded_view(QUESTION, *ids)
 
 
 async def test_chat_openai_sends_the_schema_as_response_format_and_reads_the_final_list():

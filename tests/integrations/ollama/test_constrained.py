@@ -16,8 +16,9 @@ from sift.graphs import HarnessConfig, asearch
 from sift.integrations.ollama import OllamaPolicy, OllamaSettings
 from sift.integrations.ollama.testing import FakeOllama, Reply, reply, tool_call
 from sift.integrations.stores.sqlite import SqliteCorpus
-from sift.llm import block, task_prompt
-from sift.types import Document, Message, PolicyView, ToolCall
+from sift.llm import task_prompt
+from sift.types import Document, Message, PolicyView
+from tests.core.test_llm_constrained import final_enum, max_calls, seeded_view
 
 FAST = {"timeout": 60.0, "connect_timeout": 60.0, "backoff": 0.01}
 QUESTION = "富士山が最後に噴火したのは何年ですか？"
@@ -63,31 +64,7 @@ def decision(**value: Any) -> Reply:
 
 
 def shown_view(*ids: str) -> PolicyView:
-    results = "\n\n".join(block(i, 20, f"text of {i}") for i in ids)
-    call = ToolCall(id="seed_0", name="search_corpus", arguments={"query": QUESTION})
-    return PolicyView(
-        question=QUESTION,
-        turn=2,
-        max_turns=6,
-        messages=[
-            Message(role="user", content=task_prompt(QUESTION, 30)),
-            Message(role="assistant", tool_calls=[call]),
-            Message(role="tool", tool_name="search_corpus", content=results),
-        ],
-        threshold=16384,
-        rejection=24576,
-        budget=32768,
-    )
-
-
-def final_enum(schema: dict[str, Any]) -> list[str]:
-    [final] = [b for b in schema["anyOf"] if "final" in b["properties"]]
-    return final["properties"]["final"]["items"]["enum"]
-
-
-def max_calls(schema: dict[str, Any]) -> int:
-    [calls] = [b for b in schema["anyOf"] if "calls" in b["properties"]]
-    return calls["properties"]["calls"]["maxItems"]
+    return seeded_view(QUESTION, *ids)
 
 
 async def test_a_model_without_tools_gets_the_decision_schema_as_format():
