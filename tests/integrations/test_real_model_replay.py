@@ -29,9 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +44,7 @@ from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.llm import read_text_calls
 from sift.types import Document, SearchResult, pruned_by_policy
 from tests.graphs.policies.test_assisted_replay import passage_digest
+from tests.integrations.openai_loopback import OpenAICompatible
 
 # One folder a model: real_model (the 1.5B), real_model_<size> for any other.
 FIXTURE_DIRS = sorted(
@@ -68,72 +66,29 @@ def load_episodes() -> list[dict[str, Any]]:
 EPISODES = load_episodes()
 
 
-class OpenAIReplay:
-    """A loopback server speaking /v1/chat/completions, answering each request with the
-    next recorded reply (as llama-server sent it) and keeping every request body."""
+class OpenAIReplay(OpenAICompatible):
+    """A loopback /v1/chat/completions answering each request with the next recorded
+    reply, as llama-server sent it."""
 
     def __init__(self, replies: list[dict[str, Any]]) -> None:
-        self.replies = deque(replies)
-        self.requests: list[dict[str, Any]] = []
-        replay = self
+        super().__init__(*replies)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                replay.requests.append(body)
-                if not replay.replies:
-                    self._send(500, {"error": {"message": "no recorded reply left"}})
-                    return
-                self._send(200, replay.answer(body, replay.replies.popleft()))
-
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def answer(self, body: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    def completion(self, body: dict[str, Any], recorded: Any) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": recorded["content"]}
         if recorded["tool_calls"]:
             message["tool_calls"] = [
                 {"id": f"call_{len(self.requests)}_{n}", "type": "function", "function": c}
                 for n, c in enumerate(recorded["tool_calls"])
             ]
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": recorded["finish_reason"]}
-            ],
-            # The prompt is this replay's own (its store is smaller than the real run's),
-            # so its size is counted here; the completion is the recorded one.
-            "usage": {
-                "prompt_tokens": prompt_tokens(body),
-                "completion_tokens": recorded["completion_tokens"],
-                "total_tokens": prompt_tokens(body) + recorded["completion_tokens"],
-            },
-        }
-
-    def __enter__(self) -> OpenAIReplay:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        # The prompt is this replay's own (its store is smaller than the real run's), so
+        # its size is counted here; the completion is the recorded one.
+        return self.envelope(
+            body,
+            message,
+            recorded["finish_reason"],
+            prompt_tokens=prompt_tokens(body),
+            completion_tokens=recorded["completion_tokens"],
+        )
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:

@@ -6,10 +6,6 @@ the loopback Ollama gets it as `format` through its structured output."""
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -23,77 +19,9 @@ from sift.integrations.ollama.testing import FakeOllama, reply
 from sift.integrations.stores.sqlite import SqliteCorpus
 from sift.types import Document, Message, PolicyView
 from tests.core.test_llm_constrained import final_enum, max_calls, seeded_view
+from tests.integrations.openai_loopback import OpenAICompatible
 
 QUESTION = "宝永大噴火で灰が降った都市はどこ？"
-
-Scripted = tuple[str, str] | Callable[[dict[str, Any]], tuple[str, str]]
-
-
-class OpenAICompatible:
-    """A loopback /v1/chat/completions: answers each request with the next scripted
-    (content, finish_reason), or what a scripted function of the request body returns,
-    and keeps every request body."""
-
-    def __init__(self, *replies: Scripted) -> None:
-        self.replies = deque(replies)
-        self.requests: list[dict[str, Any]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                if not fake.replies:
-                    self._send(500, {"error": {"message": "no scripted reply left"}})
-                    return
-                item = fake.replies.popleft()
-                content, finish = item(body) if callable(item) else item
-                self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-{len(fake.requests)}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": finish,
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": 500,
-                            "completion_tokens": 64,
-                            "total_tokens": 564,
-                        },
-                    },
-                )
-
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> OpenAICompatible:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def openai_model(server: OpenAICompatible, **fields: Any) -> ChatOpenAI:
