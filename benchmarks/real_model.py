@@ -1119,8 +1119,8 @@ def write_fixtures(max_tokens: int, out: Outputs) -> None:
                 ],
             }
         )
-    # The passages: every gold one and every one the recorded episodes surfaced, so that
-    # the replayed searches find what the real ones found.
+    # The passages: every gold one and every one the recorded episodes surfaced, whose
+    # digests the replay checks against the shared corpus it indexes whole.
     for e in episodes:
         wanted[e["set"]].update(rows[(e["question_id"], e["system"])].get("surfaced", []))
     # Kept by reference (id and digest): the text stays in ../shared/benchmarks, where the

@@ -4,10 +4,10 @@ benchmarks/real_model.py ran Qwen2.5-Coder-1.5B-Instruct (llama.cpp's llama-serv
 both model policies and recorded every reply exactly: text, structured calls, finish
 reason, completion tokens (tests/fixtures/real_model/replies.json), with the passages its
 episodes surfaced (passages.jsonl: their ids and digests; the text is read from the
-HotpotQA and JSQuAD dev data of ../shared/benchmarks, CC BY-SA 4.0, and the replays skip,
-saying why, where that folder is absent). Here each
-recorded episode runs again through the real graph over a real SQLite store of those
-passages, with no model present:
+HotpotQA, JSQuAD and MuSiQue dev data of ../shared/benchmarks, and the replays skip,
+saying why, where that folder is absent). Here each recorded episode runs again through
+the real graph over a real SQLite store of the whole dev corpus with the static embedder,
+the store the real run searched, with no model present:
 - ChatModelPolicy: the real ChatOpenAI against a loopback server speaking OpenAI's
   /v1/chat/completions (as llama-server does), answering with the recorded replies;
 - OllamaPolicy: against the shipped loopback Ollama, answering with the same replies in
@@ -80,19 +80,15 @@ class OpenAIReplay(OpenAICompatible):
                 {"id": f"call_{len(self.requests)}_{n}", "type": "function", "function": c}
                 for n, c in enumerate(recorded["tool_calls"])
             ]
-        # The prompt is this replay's own (its store is smaller than the real run's), so
-        # its size is counted here; the completion is the recorded one.
+        # The replay searches the store the real run searched, so the recorded usage is
+        # this prompt's too (the harness reads the context's size from it).
         return self.envelope(
             body,
             message,
             recorded["finish_reason"],
-            prompt_tokens=prompt_tokens(body),
+            prompt_tokens=recorded["prompt_tokens"],
             completion_tokens=recorded["completion_tokens"],
         )
-
-
-def prompt_tokens(body: dict[str, Any]) -> int:
-    return max(1, len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 3)
 
 
 def as_ollama(recorded: dict[str, Any]) -> Reply:
@@ -111,37 +107,36 @@ def as_ollama(recorded: dict[str, Any]) -> Reply:
     )
 
 
-def shared_passages(shared: Path, name: str, fixtures: Path) -> dict[str, Document]:
-    """The passages of dev set `name` recorded in `fixtures`, read from
-    ../shared/benchmarks (the fixture keeps only their ids and digests) and checked
-    against the recording."""
-    wanted = {
-        r["id"]: r["digest"]
-        for r in map(json.loads, (fixtures / "passages.jsonl").read_text("utf-8").splitlines())
-        if r["id"].startswith(f"{name}-")
-    }
-    out = {}
+def shared_corpus(shared: Path, name: str) -> list[Document]:
+    """The whole dev corpus `name` of ../shared/benchmarks, as the real runs searched it;
+    the passages the recordings hold (their ids and digests) are checked against it."""
+    wanted: dict[str, str] = {}
+    for folder in FIXTURE_DIRS:
+        lines = (folder / "passages.jsonl").read_text("utf-8").splitlines()
+        wanted |= {r["id"]: r["digest"] for r in map(json.loads, lines)}
+    docs = []
     with (shared / name / "corpus.jsonl").open(encoding="utf-8") as fh:
         for row in map(json.loads, fh):
             if row["id"] in wanted:
                 digest = passage_digest(row["title"], row["text"])
                 assert digest == wanted[row["id"]], f"{row['id']} differs from the recording"
-                out[row["id"]] = Document(id=row["id"], title=row["title"], text=row["text"])
-    assert set(out) == set(wanted), f"passages missing from the shared {name} corpus"
-    return out
+            docs.append(Document(id=row["id"], title=row["title"], text=row["text"]))
+    missing = {i for i in wanted if i.startswith(f"{name}-")} - {d.id for d in docs}
+    assert not missing, f"passages missing from the shared {name} corpus: {sorted(missing)[:3]}"
+    return docs
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory, shared_benchmarks: Path) -> dict[tuple[str, str], SqliteCorpus]:
-    """A store per (fixture folder, dev set): each model's episodes replay over the
-    passages its own run surfaced."""
+def stores(tmp_path_factory, shared_benchmarks: Path) -> dict[str, SqliteCorpus]:
+    """The store each recorded run searched: the whole dev corpus with the static
+    embedder (benchmarks/real_model.py's `open_store`), so that each replayed search
+    returns what the real one did and the contexts, token counts and budget tiers match
+    the recording (about a second of ingest a corpus)."""
     out = {}
-    for folder in FIXTURE_DIRS:
-        for name in sorted({e["set"] for e in EPISODES if e["fixtures"] == folder.name}):
-            store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="hash")
-            docs = list(shared_passages(shared_benchmarks, name, folder).values())
-            assert not store.upsert(docs).failed
-            out[(folder.name, name)] = store
+    for name in sorted({e["set"] for e in EPISODES}):
+        store = SqliteCorpus(tmp_path_factory.mktemp(name) / "store", embedder="static")
+        assert not store.upsert(shared_corpus(shared_benchmarks, name)).failed
+        out[name] = store
     yield out
     for store in out.values():
         store.close()
@@ -247,7 +242,7 @@ async def test_recorded_replies_through_chat_model_policy(episode, stores):
         )
         result = await asearch(
             episode["question"],
-            stores[(episode["fixtures"], episode["set"])],
+            stores[episode["set"]],
             policy=ChatModelPolicy(model),
             # The benchmark's budget, so the replayed episodes meet the same tiers.
             config=HarnessConfig(**episode["config"]),
@@ -281,7 +276,7 @@ async def test_recorded_replies_through_the_ollama_policy(episode, stores):
 
 
 async def _through_ollama(
-    fake: FakeOllama, episode: dict[str, Any], stores: dict[tuple[str, str], SqliteCorpus]
+    fake: FakeOllama, episode: dict[str, Any], stores: dict[str, SqliteCorpus]
 ) -> SearchResult:
     """The episode's question through OllamaPolicy against the fake, under the recorded
     budget; the policy chooses constrained decisions by the model's capabilities."""
@@ -295,7 +290,7 @@ async def _through_ollama(
     ) as policy:
         return await asearch(
             episode["question"],
-            stores[(episode["fixtures"], episode["set"])],
+            stores[episode["set"]],
             policy=policy,
             config=HarnessConfig(**episode["config"]),
         )
@@ -329,26 +324,6 @@ def decision_of(recorded: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-_ID_FIELDS = ("final", "chunk_ids", "doc_id")
-
-
-def _any_ids(schema: Any, within: bool = False) -> Any:
-    """The schema with its chunk and document ids left free: the replay's store (the
-    passages the real run surfaced, another embedder) shows other ids than the real
-    run's context did, whose enums llama-server decoded the replies against. The shape
-    (which branches a turn offers, tool names, bounds) is checked as sent."""
-    if isinstance(schema, list):
-        return [_any_ids(item, within) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for key, value in schema.items():
-        if within and key in ("enum", "pattern"):
-            continue
-        out[key] = _any_ids(value, within or key in _ID_FIELDS)
-    return out
-
-
 def check_constrained_episode(
     episode: dict[str, Any],
     result: SearchResult,
@@ -367,13 +342,15 @@ def check_constrained_episode(
     decisions = [decision_of(r) for r in replies]
     for d in decisions:
         assert d is None or set(d) <= {"calls", "final"}
-    # Each reply fits the schema its request carries now, as llama-server decoded it
-    # against the one sent then: a recording older than a change of the schema (the last
-    # turn's final list only) fails here instead of replaying what the code cannot ask.
+    # Each reply fits the schema its request carries now, ids included (the replay's
+    # store is the real run's, so its context shows the same ids), as llama-server decoded
+    # it against the one sent then: a recording older than a change of the schema (the
+    # last turn's final list only) fails here instead of replaying what the code cannot
+    # ask.
     for n, (d, schema) in enumerate(zip(decisions, schemas, strict=True)):
         if d is not None:
             try:
-                jsonschema.validate(d, _any_ids(schema))
+                jsonschema.validate(d, schema)
             except jsonschema.ValidationError as exc:
                 raise AssertionError(f"reply {n} does not fit its request's schema") from exc
     # A reply cut off, or one that only repeated searches, was asked again (with a note
@@ -399,9 +376,8 @@ def check_constrained_episode(
             if c.arguments.get("by") == "harness":
                 continue
             assert (c.tool, c.arguments) in written, (c.tool, c.arguments)
-    # Ended on a final list: the evidence holds the model's own ids (the replay's store
-    # may show fewer of them than the real run's did, and the harness puts the plain
-    # search's first ahead of them).
+    # Ended on a final list: the evidence holds the model's own ids (the harness puts the
+    # plain search's first ahead of them).
     if result.stopped_because == "final":
         last = decisions[-1]
         assert last is not None and last.get("final")
@@ -428,7 +404,7 @@ async def test_recorded_constrained_replies_through_chat_model_policy(episode, s
         )
         result = await asearch(
             episode["question"],
-            stores[(episode["fixtures"], episode["set"])],
+            stores[episode["set"]],
             policy=ChatModelPolicy(model, constrained=True),
             config=HarnessConfig(**episode["config"]),
         )
