@@ -1064,9 +1064,10 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
 
 
 def write_fixtures(max_tokens: int, out: Outputs) -> None:
-    """The run's replies, and the passages its episodes could have shown, as test
-    fixtures: the replay tests rebuild a small store from the passages and answer each
-    policy's requests with the recorded replies, in order."""
+    """The run's replies, and the passages its episodes could have shown (by id and
+    digest), as test fixtures: the replay tests index the shared corpora whole, as this
+    run's stores did, check those digests, and answer each policy's requests with the
+    recorded replies, in order."""
     replies = [json.loads(line) for line in out.replies.read_text(encoding="utf-8").splitlines()]
     rows = {(r["question_id"], r["system"]): r for r in _rows(out)}
     questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
