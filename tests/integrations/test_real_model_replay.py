@@ -1,8 +1,9 @@
 """A real model's replies, replayed (issue 27, item 2).
 
-benchmarks/real_model.py ran Qwen2.5-Coder-1.5B-Instruct (llama.cpp's llama-server) through
-both model policies and recorded every reply exactly: text, structured calls, finish
-reason, completion tokens (tests/fixtures/real_model/replies.json), with the passages its
+benchmarks/real_model.py ran Qwen2.5-Coder-1.5B-Instruct and 0.5B-Instruct (llama.cpp's
+llama-server) through both model policies and recorded every reply exactly: text,
+structured calls, finish reason, prompt and completion tokens
+(tests/fixtures/real_model/replies.json, real_model_0.5b/replies.json), with the passages its
 episodes surfaced (passages.jsonl: their ids and digests; the text is read from the
 HotpotQA, JSQuAD and MuSiQue dev data of ../shared/benchmarks, and the replays skip,
 saying why, where that folder is absent). Here each recorded episode runs again through
