@@ -474,6 +474,11 @@ def _manual(index: tantivy.Index) -> tantivy.Index:
 _FOOTER_MAGIC = 1337
 _FOOTER_TAIL = 8
 _FOOTER_MAX = 50_000
+# Segment files are written once. A search process of `sift serve` opens its reader again
+# after every write of the service, so each live file this process has verified is
+# remembered, by (name, inode, size, mtime, ctime: any write to the file moves ctime), and
+# not read again while it stays so; per index folder, only its live files are kept.
+_verified: dict[Path, frozenset[tuple[str, int, int, int, int]]] = {}
 
 
 def footer_mismatch(directory: Path) -> str | None:
@@ -486,6 +491,8 @@ def footer_mismatch(directory: Path) -> str | None:
         segments = meta["segments"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"meta.json: unreadable ({type(exc).__name__})"
+    known = _verified.get(directory, frozenset())
+    checked: set[tuple[str, int, int, int, int]] = set()
     for segment in segments:
         try:
             prefix = str(segment["segment_id"]).replace("-", "") + "."
@@ -496,9 +503,21 @@ def footer_mismatch(directory: Path) -> str | None:
         for path in sorted(directory.glob(f"{prefix}*")):
             if path.suffix == ".del" and path.name != live_del:
                 continue  # an older tombstone file, not yet removed
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return f"{path.name}: unreadable footer"  # as reading it would say
+            key = (path.name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if key in known:
+                checked.add(key)
+                continue
             problem = _file_mismatch(path)
             if problem is not None:
                 return f"{path.name}: {problem}"
+            checked.add(key)
+    _verified[directory] = frozenset(checked)
     return None
 
 

@@ -270,6 +270,27 @@ def test_the_footer_check_passes_an_intact_index_and_reads_no_stale_tombstone(
     assert _lexical.footer_mismatch(copy / "lexical") == "meta.json: unreadable (JSONDecodeError)"
 
 
+def test_the_footer_check_reads_a_verified_file_again_only_once_it_changed(
+    built: Built, tmp_path: Path
+) -> None:
+    # A search process opens its reader again after every write of the service: the
+    # segment files it has verified, unchanged since, are not read again.
+    copy = _copy(built, tmp_path)
+    lexical = copy / "lexical"
+    with mock.patch.object(_lexical, "_file_mismatch", wraps=_lexical._file_mismatch) as read:
+        assert _lexical.footer_mismatch(lexical) is None
+        files = read.call_count
+        assert files > 0
+        assert _lexical.footer_mismatch(lexical) is None
+        assert read.call_count == files
+        damaged = _segment_file(copy, ".term")
+        _flip(damaged, 0.5, 16)
+        assert _lexical.footer_mismatch(lexical) == (
+            f"{damaged.name}: its bytes do not match its checksum"
+        )
+        assert read.call_count == files + 1
+
+
 def test_a_reader_rebuilds_a_damaged_bm25_index_in_memory(built: Built, tmp_path: Path) -> None:
     """A process that may not write the store (writer=False) answers from an index it
     rebuilds in memory, and leaves the files to the writer."""
