@@ -183,6 +183,17 @@ def _final_only(schema: dict[str, Any]) -> dict[str, Any] | None:
     return {"anyOf": finals} if finals else None
 
 
+def _for_turn(
+    view: PolicyView, messages: list[Message], schema: dict[str, Any]
+) -> tuple[list[Message], dict[str, Any]]:
+    """The request of this turn: on the last one (`view.max_turns`), only the final list,
+    and the model told so; otherwise as given."""
+    final_only = _final_only(schema) if view.turn >= view.max_turns else None
+    if final_only is None:
+        return messages, schema
+    return [*messages, Message(role="user", content=_LAST_TURN_NOTE)], final_only
+
+
 def _branch(key: str, value: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -392,12 +403,7 @@ async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> 
     schema = decision_schema(view, reply_tokens=reply_tokens)
     # The system message always lists the whole shape, so the prompt the server cached
     # stays valid on the last turn; the note and the schema sent narrow it.
-    messages = constrained_messages(view, schema)
-    last = view.turn >= view.max_turns
-    final_only = _final_only(schema) if last else None
-    if final_only is not None:
-        messages = [*messages, Message(role="user", content=_LAST_TURN_NOTE)]
-        schema = final_only
+    messages, schema = _for_turn(view, constrained_messages(view, schema), schema)
     first = await ask(messages, schema)
     if not first.cut_off:
         decision = read_decision(
@@ -438,11 +444,8 @@ async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> 
         )
     note = Message(role="user", content=_shorter_note(first.completion_tokens))
     shorter = decision_schema(view, reply_tokens=reply_tokens, shorter=True)
-    retry = [*constrained_messages(view, shorter), note]
-    if final_only is not None:
-        shorter = _final_only(shorter) or shorter
-        retry.insert(-1, Message(role="user", content=_LAST_TURN_NOTE))
-    second = await ask(retry, shorter)
+    retry, shorter = _for_turn(view, constrained_messages(view, shorter), shorter)
+    second = await ask([*retry, note], shorter)
     spent = (first.completion_tokens or 0) + (second.completion_tokens or 0) or None
     if second.cut_off:
         at = f" at {second.completion_tokens} tokens" if second.completion_tokens else ""
