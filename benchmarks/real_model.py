@@ -758,7 +758,7 @@ async def run(args: argparse.Namespace) -> None:
                 store.close()
     write_report(args, spec)
     if args.fixtures:
-        write_fixtures(args.max_tokens, Outputs.of(args.model))
+        write_fixtures(args.max_tokens, out)
 
 
 async def _episode(system, q, store, server, fake, recorder, args) -> SearchResult:
