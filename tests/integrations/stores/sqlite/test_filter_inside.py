@@ -119,6 +119,60 @@ def test_the_chunks_a_filter_allows_are_those_matches_allows(
     if allowed is not None:
         assert set(allowed.rowids.tolist()) == _expected(conn, spec)
         assert list(allowed.rowids) == sorted(allowed.rowids)
+        _check_terms_cover(conn, allowed)
+
+
+def _check_terms_cover(conn: sqlite3.Connection, allowed: Any) -> None:
+    """The BM25 index keeps only the allowed among what its terms match: every allowed
+    chunk's document must hold one of each field's term values."""
+    import json
+
+    for name, values in allowed.terms:
+        for rowid in allowed.rowids.tolist():
+            (meta,) = conn.execute(
+                "SELECT d.metadata FROM chunks c JOIN documents d ON d.id = c.doc WHERE c.id = ?",
+                (rowid,),
+            ).fetchone()
+            held = json.loads(meta).get(name)
+            items = held if isinstance(held, list) else [held]
+            assert any(isinstance(i, str) and i in values for i in items), (name, held)
+
+
+def test_a_text_range_is_said_as_the_allowed_documents_values() -> None:
+    """tantivy-py ranges no text terms: a text range becomes the values the allowed
+    documents hold on its field, when each holds one the index keeps as a term."""
+    conn = _database([{"day": f"2010-{m:02d}-01"} for m in range(1, 13)])
+    allowed = _allowed(conn, Filter.of({"day": {"gte": "2010-03-01", "lt": "2010-06-01"}}))
+    assert allowed is not None and len(allowed) == 3 * 2  # March to May, two chunks each
+    [(name, values)] = allowed.terms
+    assert name == "day" and sorted(values) == ["2010-03-01", "2010-04-01", "2010-05-01"]
+    _check_terms_cover(conn, allowed)
+    ja = _database([{"時代": "令和2"}, {"時代": "平成3"}, {"時代": "令和5"}, {"時代": "昭和"}])
+    allowed = _allowed(ja, Filter.of({"時代": {"gte": "令和", "lt": "令和9"}}))
+    assert allowed is not None and sorted(allowed.terms[0][1]) == ["令和2", "令和5"]
+    # Each condition holds for some item of a list: [2010-01, 2019-12] is "from 2012-01"
+    # by one and "before 2013-01" by the other, so its items are terms too.
+    spans = _database([{"span": ["2010-01", "2019-12"]}, {"span": "2012-06"}, {"span": "2016-06"}])
+    allowed = _allowed(spans, Filter.of({"span": {"gte": "2012-01", "lt": "2013-01"}}))
+    assert allowed is not None and len(allowed) == 2 * 2
+    assert sorted(allowed.terms[0][1]) == ["2010-01", "2012-06", "2019-12"]
+    _check_terms_cover(spans, allowed)
+    # A value the index keeps no term of (too long), a number range, `or`: no terms.
+    for docs, spec in (
+        ([{"day": "2010-03-01" + "x" * 300}, {"day": "2010-04-01"}], {"day": {"gte": "2010-03"}}),
+        ([{"day": 3}, {"day": 4}], {"day": {"gte": 3}}),
+    ):
+        found = _allowed(_database(docs), Filter.of(spec))
+        assert found is not None and len(found) and found.terms == ()
+    either = Filter(
+        logic="or",
+        conditions=(
+            Condition(field="day", op="gte", value="2010-11"),
+            Condition(field="day", op="lt", value="2010-02"),
+        ),
+    )
+    found = _allowed(conn, either)
+    assert found is not None and len(found) == 3 * 2 and found.terms == ()
 
 
 def test_most_filters_are_said_in_sql() -> None:
@@ -248,8 +302,23 @@ def test_a_filter_follows_writes(store: SqliteCorpus, tmp_path: Path) -> None:
         {"n": {"gte": 100, "lt": 160}},  # no text equality, few chunks: a rowid term set
         {"n": {"gte": 0, "lt": 400}},  # no text equality, many: asked deeper
         {"tenant": "half", "n": {"lt": 300}},  # terms too wide: asked deeper, then checked
+        {"day": {"gte": "2012-01-01", "lt": "2013-01-01"}},  # a text range: its values
+        {"span": {"gte": "2012-01", "lt": "2013-01"}},  # a list may straddle the range
+        {"era": {"gte": "令和1", "lt": "令和2"}},  # Japanese values
+        {"day": {"gte": "2012-05-01", "lt": "2012-05-02"}},  # one value holds no term
     ],
-    ids=["wide", "terms", "terms-in", "rowid-set", "deeper", "mixed"],
+    ids=[
+        "wide",
+        "terms",
+        "terms-in",
+        "rowid-set",
+        "deeper",
+        "mixed",
+        "range",
+        "range-list",
+        "range-ja",
+        "range-long",
+    ],
 )
 def test_every_bm25_path_returns_the_top_k_of_the_matching_chunks(
     tmp_path: Path, spec: dict[str, Any]
@@ -261,9 +330,16 @@ def test_every_bm25_path_returns_the_top_k_of_the_matching_chunks(
             metadata={
                 "tenant": "half" if i % 2 else ("few" if i % 20 == 0 else "東京"),
                 "n": i,
+                "day": f"20{10 + i % 10}-{i % 12 + 1:02d}-01" + ("x" * 300 if i == 52 else ""),
+                "span": (
+                    [f"20{10 + i % 10}-01", f"20{19 - i % 10}-12"]
+                    if i % 10 == 0
+                    else f"20{10 + i % 10}-06"
+                ),
+                "era": ["令和", "平成", "昭和"][i % 3] + str(i % 30),
             },
         )
-        for i in range(1200)
+        for i in range(1000)  # every chunk within one search of k 1000
     ]
     with SqliteCorpus(tmp_path / "s", embedder="hash") as corpus:
         corpus.upsert(docs)
