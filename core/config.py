@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -163,6 +163,16 @@ class HarnessConfig(BaseSettings):
         "ranking; the result's flags say how many (final_list_filled:N). For small models "
         "that stop at one document (benchmarks/results/real_model.md); off by default, as "
         "a trained searcher's list is its answer.",
+    )
+    constrained_final: Literal["grades", "list"] = Field(
+        "grades",
+        description="How a policy in constrained mode (`constrained=True`) writes its final "
+        "answer. grades: a grade for every chunk id its context shows (2 states part of "
+        "the answer, 1 about the question, 0 not about it), the list ordered by grade, "
+        "ties in the order shown; a schema cannot forbid a repeated id in a list, and "
+        "asked for top_k ids a small model repeats them. list: 1 to top_k ids. Grades "
+        "kept the 1.5B's own list at single-shot's where the list lost gold "
+        "(benchmarks/results/real_model.md).",
     )
     single_shot_graph_weight: float = Field(
         1.0,

@@ -274,6 +274,8 @@ class PolicyView(BaseModel):
     # declarations tell the model.
     search_max_chunks: int = 10
     grep_max_hits: int = 5
+    # How a constrained final answer is written (HarnessConfig.constrained_final).
+    constrained_final: Literal["grades", "list"] = "grades"
     # The chunk ids of the episode's first search of the question as written, in that
     # search's order (some may have been shown by another call of the same turn).
     question_hits: list[str] = Field(default_factory=list)

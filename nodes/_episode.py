@@ -373,6 +373,7 @@ class Episode(BaseModel):
             top_k=self.top_k,
             search_max_chunks=config.search_max_chunks,
             grep_max_hits=config.grep_max_hits,
+            constrained_final=config.constrained_final,
             question_hits=list(self.question_hits),
             search_hits={q: list(ids) for q, ids in self.search_hits.items()},
         )

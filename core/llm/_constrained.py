@@ -9,7 +9,9 @@ the ids its context shows) a 1.5B model's replies went from 1/10 usable to 9/10.
 
 - `decision_schema(view, reply_tokens=...)`: the schema, built from what the view's
   context shows; Ollama takes it as `format`, an OpenAI-compatible server (llama.cpp,
-  vLLM) as `response_format.json_schema.schema`;
+  vLLM) as `response_format.json_schema.schema`. Its final answer grades each chunk id
+  shown (0-2; the list is by grade, ties in the order shown), or under
+  `constrained_final="list"` lists 1 to top_k of them;
 - `constrained_messages(view)`: the transcript as the model reads it in this mode (its
   earlier decisions in the same JSON, tool results as plain turns: a model without a
   tool template drops tool messages), after a system message that says the shape;
@@ -24,7 +26,6 @@ the ids its context shows) a 1.5B model's replies went from 1/10 usable to 9/10.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -62,6 +63,18 @@ _PATTERN_CHARS: Final = 120
 # Tokens a reply's JSON spends around its values (braces, keys, names), per call and in all.
 _CALL_OVERHEAD: Final = 24
 _REPLY_OVERHEAD: Final = 16
+# Tokens around an id in a final list (quotes, comma) and in a grading (quotes, colon,
+# grade, comma). Qwen2.5 writes a hex chunk id at about a token a character: a 23-character
+# id cost 19 tokens in a list and 22 with its grade (benchmarks/results/real_model.md).
+_LISTED_ID_OVERHEAD: Final = 2
+_GRADED_ID_OVERHEAD: Final = 4
+# What each grade of a graded final answer means: told to the model, and kept as the
+# evidence's justification.
+_GRADES: Final = {
+    2: "it states part of the answer",
+    1: "it is about the question",
+    0: "it is not about the question",
+}
 
 
 def context_ids(view: PolicyView) -> list[str]:
@@ -85,20 +98,27 @@ class _Bounds:
     query_chars: int
     pattern_chars: int
     final_ids: int
+    # How many of the ids shown a graded final answer grades (the first shown).
+    graded_ids: int
 
 
 def _bounds(reply_tokens: int, ids: list[str], top_k: int, shorter: bool) -> _Bounds:
-    # Strings are bounded in characters; a character may be a token (Japanese), so the
-    # worst case is counted. An id is about three characters a token, plus its quotes.
+    # Strings are bounded in characters; a character may be a token (Japanese, hex
+    # ids), so the worst case is counted.
     room = max(1, reply_tokens - _REPLY_OVERHEAD)
     calls = max(1, min(_MAX_CALLS, room // (_QUERY_CHARS + _CALL_OVERHEAD)))
     longest = max((len(i) for i in ids), default=16)
-    final_ids = max(1, min(top_k, len(ids) or top_k, room // (math.ceil(longest / 3) + 3)))
+    final_ids = max(1, min(top_k, len(ids) or top_k, room // (longest + _LISTED_ID_OVERHEAD)))
+    graded = max(1, min(len(ids) or 1, room // (longest + _GRADED_ID_OVERHEAD)))
     if not shorter:
-        return _Bounds(calls, _QUERY_CHARS, _PATTERN_CHARS, final_ids)
+        return _Bounds(calls, _QUERY_CHARS, _PATTERN_CHARS, final_ids, graded)
     # Asked again after the limit cut a reply off: every bound halved (never below one).
     return _Bounds(
-        max(1, calls // 2), _QUERY_CHARS // 2, _PATTERN_CHARS // 2, max(1, final_ids // 2)
+        max(1, calls // 2),
+        _QUERY_CHARS // 2,
+        _PATTERN_CHARS // 2,
+        max(1, final_ids // 2),
+        max(1, graded // 2),
     )
 
 
@@ -112,6 +132,19 @@ def _id_schema(ids: list[str]) -> dict[str, Any]:
         alternatives = "|".join(_REGEX_SPECIAL.sub(r"\\\g<0>", d) for d in docs)
         return {"type": "string", "pattern": f"^(?:{alternatives})_[0-9]+$"}
     return {"type": "string", "pattern": ID_PATTERN}
+
+
+def _grades_schema(ids: list[str]) -> dict[str, Any]:
+    """A grade for each of `ids`, every one required, in the order shown: an object
+    has no repeated key, where a list of ids cannot be kept from repeating one (llama.cpp's
+    grammars do not take uniqueItems; asked for ten ids, the 0.5B wrote five twice)."""
+    grade = {"type": "integer", "enum": sorted(_GRADES, reverse=True)}
+    return {
+        "type": "object",
+        "properties": dict.fromkeys(ids, grade),
+        "required": ids,
+        "additionalProperties": False,
+    }
 
 
 def _call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +168,9 @@ def decision_schema(
     view: PolicyView, *, reply_tokens: int, shorter: bool = False
 ) -> dict[str, Any]:
     """The JSON schema of one decision for this view: `{"calls": [...]}` (each call a tool
-    from the enum with its typed argument) or `{"final": [...]}` (ids the context shows).
+    from the enum with its typed argument) or the final answer: `{"final": {id: grade}}`,
+    a grade for each id the context shows (the first that fit the reply budget), or under
+    `constrained_final="list"` `{"final": [...]}`, ids the context shows.
 
     `reply_tokens` is the reply budget (Ollama's num_predict, a chat model's max_tokens):
     the bounds keep a reply within it. `shorter`: halved bounds, for a reply asked again
@@ -166,12 +201,20 @@ def decision_schema(
             calls.append(_call_schema("read_document", {"doc_id": doc}))
         prune = {"type": "array", "items": one_id, "minItems": 1, "maxItems": len(ids)}
         calls.append(_call_schema("prune_chunks", {"chunk_ids": prune}))
-        # At least one id, not top_k: asked for 10, the 1.5B filled the list with its own
-        # picks where it had listed 1-5 before, and lost gold that the harness's fill (in
-        # the order the context showed, the plain search's first) had kept
-        # (benchmarks/results/real_model.md).
-        final = {"type": "array", "items": one_id, "minItems": 1, "maxItems": bounds.final_ids}
-        options.append(_branch("final", final))
+        if _graded_mode(view):
+            options.append(_branch("final", _grades_schema(ids[: bounds.graded_ids])))
+        else:
+            # At least one id, not top_k: asked for 10, the 1.5B filled the list with its
+            # own picks where it had listed 1-5 before, and lost gold that the harness's
+            # fill (in the order the context showed, the plain search's first) had kept;
+            # the 0.5B repeated ids (benchmarks/results/real_model.md).
+            final = {
+                "type": "array",
+                "items": one_id,
+                "minItems": 1,
+                "maxItems": bounds.final_ids,
+            }
+            options.append(_branch("final", final))
     batch = {"type": "array", "items": {"anyOf": calls}, "minItems": 1, "maxItems": bounds.calls}
     return {"anyOf": [_branch("calls", batch), *options]}
 
@@ -191,7 +234,8 @@ def _for_turn(
     final_only = _final_only(schema) if view.turn >= view.max_turns else None
     if final_only is None:
         return messages, schema
-    return [*messages, Message(role="user", content=_LAST_TURN_NOTE)], final_only
+    note = _LAST_TURN_GRADES if _graded_mode(view) else _LAST_TURN_NOTE
+    return [*messages, Message(role="user", content=note)], final_only
 
 
 def _branch(key: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -219,10 +263,19 @@ def _instructions(view: PolicyView, schema: dict[str, Any]) -> str:
         f"{batch['maxItems']} tool calls, run together. The tools:",
         tools,
     ]
-    if "final" in branches:
+    final = branches.get("final", {}).get("final")
+    if final is not None and final["type"] == "object":
+        meaning = ", ".join(f"{g} ({what})" for g, what in _GRADES.items())
+        lines.append(
+            f'{{"final": {{<chunk id>: <grade>, ...}}}}: your final answer, once the chunks '
+            "cover every part of the question: each of the first "
+            f"{len(final['required'])} chunk ids shown in the context, in the order shown, "
+            f"graded {meaning}."
+        )
+    elif final is not None:
         lines.append(
             f'{{"final": [<chunk id>, ...]}}: your final list, up to '
-            f"{branches['final']['final']['maxItems']} chunk ids shown in the context, most "
+            f"{final['maxItems']} chunk ids shown in the context, most "
             "relevant first, once they cover every part of the question."
         )
     lines.append("A search already run is not run again: search for what is still missing.")
@@ -241,7 +294,12 @@ def constrained_messages(view: PolicyView, schema: dict[str, Any]) -> list[Messa
     it wrote, tool results as user turns."""
     out = [Message(role="system", content=_instructions(view, schema))]
     plain_task = task_prompt(view.question, view.top_k)
-    task = task_prompt(view.question, view.top_k, constrained=True)
+    task = task_prompt(
+        view.question,
+        view.top_k,
+        constrained=True,
+        graded=_graded_mode(view),
+    )
     if not view.messages:
         return [*out, Message(role="user", content=task)]
     for m in view.messages:
@@ -271,7 +329,8 @@ class _Reply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     calls: list[_Call] | None = None
-    final: list[str] | None = None
+    # A list of ids, or a grade for each id (HarnessConfig.constrained_final).
+    final: list[str] | dict[str, int] | None = None
 
 
 def read_decision(
@@ -305,7 +364,10 @@ def read_decision(
             for n, c in enumerate(reply.calls)
         ]
         return Decision(tool_calls=calls, answer_repeats=True, **common)
-    if reply.final:
+    if isinstance(reply.final, dict):
+        if reply.final:
+            return _graded(reply.final, view, common)
+    elif reply.final:
         shown = set(context_ids(view))
         kept = list(dict.fromkeys(i for i in reply.final if i in shown))
         if not kept:
@@ -316,6 +378,32 @@ def read_decision(
             )
         return Decision(final=[FinalDocument(id=i) for i in kept], **common)
     return Decision(error="the reply held neither calls nor a final list", **common)
+
+
+def _graded(grades: dict[str, int], view: PolicyView, common: dict[str, Any]) -> Decision:
+    """A graded final answer as the final list: every id graded that the context shows, by
+    grade, ties in the order shown. A 0 goes last, not out: the list ranks what was read,
+    as a reranker does, and the harness keeps its first top_k."""
+    wrong = {i: g for i, g in grades.items() if g not in _GRADES}
+    if wrong:
+        return Decision(
+            error=f"the final answer grades outside {sorted(_GRADES)}: "
+            + ", ".join(f"{i}={g}" for i, g in list(wrong.items())[:5]),
+            **common,
+        )
+    shown = [i for i in context_ids(view) if i in grades]
+    if not shown:
+        return Decision(
+            error="the final answer grades no chunk id shown in the context: "
+            + ", ".join(list(grades)[:10]),
+            **common,
+        )
+    ranked = sorted(shown, key=lambda i: -grades[i])  # stable: ties in the order shown
+    final = [
+        FinalDocument(id=i, justification=f"graded {grades[i]}: {_GRADES[grades[i]]}")
+        for i in ranked
+    ]
+    return Decision(final=final, **common)
 
 
 @dataclass
@@ -360,12 +448,15 @@ def _repeated_searches(decision: Decision, view: PolicyView) -> list[str] | None
     return None
 
 
-# Told on the last turn, whose schema admits only the final list. Without it the 1.5B kept
-# searching to the end: 13 of 16 seeded constrained episodes stopped at max_turns with
-# no list of its own (benchmarks/results/real_model.md).
+# Told on the last turn, whose schema admits only the final answer. Without it the 1.5B
+# kept searching to the end: 13 of 16 seeded constrained episodes stopped at max_turns
+# with no list of its own (benchmarks/results/real_model.md).
 _LAST_TURN_NOTE: Final = (
     "[This is your last turn: reply with your final list of the chunk ids shown above that "
     "answer the question, most relevant first.]"
+)
+_LAST_TURN_GRADES: Final = (
+    "[This is your last turn: reply with your final answer, a grade for each chunk id shown above.]"
 )
 
 # Told with the answer to a reply of repeated searches: the one asked again offers no search
@@ -374,6 +465,14 @@ _NO_SEARCH_NOTE: Final = (
     "[This reply cannot search: conclude with your final list of chunk ids shown above, "
     "or read, grep or prune.]"
 )
+_NO_SEARCH_GRADES: Final = (
+    "[This reply cannot search: conclude with your final answer, a grade for each chunk id "
+    "shown above, or read, grep or prune.]"
+)
+
+
+def _graded_mode(view: PolicyView) -> bool:
+    return view.constrained_final == "grades"
 
 
 def _without_search(schema: dict[str, Any]) -> dict[str, Any]:
@@ -417,11 +516,12 @@ async def constrained_turn(view: PolicyView, ask: Ask, *, reply_tokens: int) -> 
         if repeated is None:
             return decision
         told = "\n".join(already_searched(q, view.search_hits[q]) for q in dict.fromkeys(repeated))
+        conclude = _NO_SEARCH_GRADES if _graded_mode(view) else _NO_SEARCH_NOTE
         again = await ask(
             [
                 *messages,
                 Message(role="assistant", content=first.content),
-                Message(role="user", content=f"{told}\n{_NO_SEARCH_NOTE}"),
+                Message(role="user", content=f"{told}\n{conclude}"),
             ],
             _without_search(schema),
         )

@@ -9,19 +9,23 @@ from __future__ import annotations
 __all__ = ["task_prompt"]
 
 
-def task_prompt(question: str, top_k: int = 30, *, constrained: bool = False) -> str:
+def task_prompt(
+    question: str, top_k: int = 30, *, constrained: bool = False, graded: bool = False
+) -> str:
     """The first user message of an episode. `constrained`: the model's replies are
     decoded against the decision's JSON schema (`decision_schema`), so the final list is
-    written in that shape, not as `<Document>` blocks."""
-    finish = (
-        f'{{"final": [...]}} with up to {top_k} chunk ids, most relevant first.'
-        if constrained
-        else f"""up to {top_k} \
+    written in that shape, not as `<Document>` blocks; `graded` (with `constrained`): as
+    a grade of each chunk id shown (HarnessConfig.constrained_final "grades")."""
+    if constrained and graded:
+        finish = '{"final": {...}}, a grade for each chunk id shown, as the system message says.'
+    elif constrained:
+        finish = f'{{"final": [...]}} with up to {top_k} chunk ids, most relevant first.'
+    else:
+        finish = f"""up to {top_k} \
 documents, most relevant first, each as
 <Document id=CHUNK_ID><Justification>One to three sentences on why it matters.\
 </Justification></Document>
 and nothing else."""
-    )
     return f"""You are a retrieval sub-agent. Your job is to find the documents needed to \
 answer the question below. You never answer the question yourself.
 

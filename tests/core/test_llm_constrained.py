@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import jsonschema
 import pytest
 
 from sift.llm import (
@@ -29,8 +30,11 @@ def results(*ids: str) -> str:
     return "\n\n".join(block(i, 12, f"text of {i}") for i in ids) + "\n\n[Token usage: 90/16384]"
 
 
-def view(*shown: list[str], top_k: int = 30, pruned: tuple[str, ...] = ()) -> PolicyView:
-    """A view whose context shows one tool message per list of ids."""
+def view(
+    *shown: list[str], top_k: int = 30, pruned: tuple[str, ...] = (), final: str = "grades"
+) -> PolicyView:
+    """A view whose context shows one tool message per list of ids; `final`: how a final
+    answer is written (HarnessConfig.constrained_final)."""
     messages = [Message(role="user", content=task_prompt(QUESTION, top_k))]
     for n, ids in enumerate(shown):
         call = ToolCall(id=f"c{n}", name="search_corpus", arguments={"query": f"q{n}"})
@@ -58,6 +62,7 @@ def view(*shown: list[str], top_k: int = 30, pruned: tuple[str, ...] = ()) -> Po
         rejection=24576,
         budget=32768,
         top_k=top_k,
+        constrained_final=final,
     )
 
 
@@ -66,8 +71,15 @@ def branches(schema: dict) -> dict[str, dict]:
 
 
 def final_enum(schema: dict) -> list[str]:
-    """The ids a decision schema lets a final list name."""
-    return branches(schema)["final"]["properties"]["final"]["items"]["enum"]
+    """The ids a decision schema lets a final answer name: a list's enum, or the ids a
+    graded answer grades."""
+    final = branches(schema)["final"]["properties"]["final"]
+    return final["required"] if final["type"] == "object" else final["items"]["enum"]
+
+
+def graded(ids: list[str], grade: int = 1, **grades: int) -> str:
+    """A graded final answer: `grade` for each of `ids`, `grades` for the ones named."""
+    return json.dumps({"final": {i: grades.get(i, grade) for i in ids}}, ensure_ascii=False)
 
 
 def max_calls(schema: dict) -> int:
@@ -100,7 +112,7 @@ def call_schemas(schema: dict) -> dict[str, dict]:
 
 
 def test_final_ids_are_an_enum_of_the_ids_the_context_shows():
-    v = view(["fuji_0", "etna_2"], ["富士山_1", "fuji_0"])
+    v = view(["fuji_0", "etna_2"], ["富士山_1", "fuji_0"], final="list")
     assert context_ids(v) == ["fuji_0", "etna_2", "富士山_1"]
     schema = decision_schema(v, reply_tokens=768)
     final = branches(schema)["final"]
@@ -120,11 +132,10 @@ def test_final_ids_are_an_enum_of_the_ids_the_context_shows():
 
 def test_a_pruned_chunk_is_no_longer_offered():
     # The harness renders a pruned chunk's block no more: it is not in the context.
-    v = view(["fuji_0", "etna_2"])
-    v.messages[-1] = Message(role="tool", tool_name="search_corpus", content=results("etna_2"))
-    assert branches(decision_schema(v, reply_tokens=768))["final"]["properties"]["final"]["items"][
-        "enum"
-    ] == ["etna_2"]
+    for final in ("grades", "list"):
+        v = view(["fuji_0", "etna_2"], final=final)
+        v.messages[-1] = Message(role="tool", tool_name="search_corpus", content=results("etna_2"))
+        assert final_enum(decision_schema(v, reply_tokens=768)) == ["etna_2"]
 
 
 def test_without_a_chunk_in_context_only_searches_are_offered():
@@ -134,7 +145,7 @@ def test_without_a_chunk_in_context_only_searches_are_offered():
 
 
 def test_bounds_fit_the_reply_budget_and_halve_when_asked_shorter():
-    v = view(["a_0", "b_1", "c_2", "d_3", "e_4", "f_5"], top_k=5)
+    v = view(["a_0", "b_1", "c_2", "d_3", "e_4", "f_5"], top_k=5, final="list")
     roomy = decision_schema(v, reply_tokens=4096)
     assert branches(roomy)["calls"]["properties"]["calls"]["maxItems"] == 4
     assert branches(roomy)["final"]["properties"]["final"]["maxItems"] == 5  # top_k
@@ -149,9 +160,9 @@ def test_bounds_fit_the_reply_budget_and_halve_when_asked_shorter():
 
 def test_too_many_ids_for_an_enum_become_a_pattern_of_the_shown_documents():
     ids = [f"doc.{n % 40}_{n}" for n in range(MANY)]
-    item = branches(decision_schema(view(ids), reply_tokens=4096))["final"]["properties"]["final"][
-        "items"
-    ]
+    item = branches(decision_schema(view(ids, final="list"), reply_tokens=4096))["final"][
+        "properties"
+    ]["final"]["items"]
     assert "enum" not in item
     pattern = re.compile(item["pattern"])
     assert pattern.match("doc.7_7") and pattern.match("doc.39_999")
@@ -159,14 +170,14 @@ def test_too_many_ids_for_an_enum_become_a_pattern_of_the_shown_documents():
     assert not pattern.match("<Document id=doc.7_7>")
     # Only what grammar converters read as escaped is escaped (not spaces or dashes).
     spaced = [f"富士 山-{n % 3}_{n}" for n in range(MANY)]
-    item = branches(decision_schema(view(spaced), reply_tokens=4096))["final"]["properties"][
-        "final"
-    ]["items"]
+    item = branches(decision_schema(view(spaced, final="list"), reply_tokens=4096))["final"][
+        "properties"
+    ]["final"]["items"]
     assert item["pattern"] == "^(?:富士 山-0|富士 山-1|富士 山-2)_[0-9]+$"
     many_docs = [f"d{n}_0" for n in range(MANY)]
-    item = branches(decision_schema(view(many_docs), reply_tokens=4096))["final"]["properties"][
-        "final"
-    ]["items"]
+    item = branches(decision_schema(view(many_docs, final="list"), reply_tokens=4096))["final"][
+        "properties"
+    ]["final"]["items"]
     # Too many documents as well: any id of the chunk-id shape, never a <Document> block.
     generic = re.compile(item["pattern"])
     assert generic.match("d7_0") and generic.match("富士山 (山)_12")
@@ -174,7 +185,7 @@ def test_too_many_ids_for_an_enum_become_a_pattern_of_the_shown_documents():
 
 
 def test_the_transcript_is_plain_turns_after_the_shape_of_the_reply():
-    v = view(["fuji_0"])
+    v = view(["fuji_0"], final="list")
     schema = decision_schema(v, reply_tokens=768)
     messages = constrained_messages(v, schema)
     assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
@@ -206,8 +217,55 @@ def test_calls_are_read_straight_into_the_decision():
     assert d.calls_from_text == 0 and d.content == "" and d.completion_tokens == 40
 
 
+def test_a_graded_final_answer_grades_every_id_shown_in_the_order_shown():
+    """The default final answer: an object can hold no id twice, where a list of ids
+    cannot be kept from repeating one (asked for ten, the 0.5B wrote five twice)."""
+    v = view(["fuji_0", "etna_2"], ["富士山_1", "fuji_0"])
+    schema = decision_schema(v, reply_tokens=768)
+    grades = branches(schema)["final"]["properties"]["final"]
+    assert grades["required"] == list(grades["properties"]) == ["fuji_0", "etna_2", "富士山_1"]
+    assert grades["additionalProperties"] is False
+    assert all(g == {"type": "integer", "enum": [2, 1, 0]} for g in grades["properties"].values())
+    jsonschema.validate(json.loads(graded(context_ids(v), 0, etna_2=2)), schema)
+    for wrong in (
+        {"final": {"fuji_0": 1, "etna_2": 1}},  # one shown id left ungraded
+        {"final": {"fuji_0": 1, "etna_2": 1, "富士山_1": 3}},  # not a grade
+        {"final": {"fuji_0": 1, "etna_2": 1, "富士山_1": 1, "never_9": 2}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
+    messages = constrained_messages(v, schema)
+    assert "each of the first 3 chunk ids shown in the context" in messages[0].content
+    assert "2 (it states part of the answer)" in messages[0].content
+    assert messages[1].content == task_prompt(QUESTION, 30, constrained=True, graded=True)
+    assert "a grade for each chunk id shown" in messages[1].content
+
+
+def test_a_graded_answer_grades_as_many_ids_as_fit_the_reply_budget():
+    # About a token a character for a hex id, plus four around it and its grade.
+    ids = [f"hotpotqa-{n:012x}_0" for n in range(40)]  # 23 characters each
+    grades = branches(decision_schema(view(ids), reply_tokens=768))["final"]
+    assert grades["properties"]["final"]["required"] == ids[: (768 - 16) // 27]
+    shorter = decision_schema(view(ids), reply_tokens=768, shorter=True)
+    assert final_enum(shorter) == ids[: (768 - 16) // 27 // 2]
+
+
+def test_a_graded_answer_is_the_list_by_grade_ties_in_the_order_shown():
+    v = view(["fuji_0", "etna_2"], ["富士山_1", "hoei_3"])
+    d = read_decision(graded(context_ids(v), 1, hoei_3=2, fuji_0=0, never_9=2), v)
+    assert d.error is None
+    # 0 goes last, not out: the list ranks what was read; an id never shown is dropped.
+    assert [f.id for f in d.final or []] == ["hoei_3", "etna_2", "富士山_1", "fuji_0"]
+    assert d.final and d.final[0].justification == "graded 2: it states part of the answer"
+    assert d.final[-1].justification == "graded 0: it is not about the question"
+    wrong = read_decision('{"final": {"fuji_0": 7, "etna_2": 1}}', v)
+    assert wrong.final is None and wrong.error and "fuji_0=7" in wrong.error
+    none = read_decision('{"final": {"never_9": 2}}', v)
+    assert none.final is None and none.error and "grades no chunk id shown" in none.error
+
+
 def test_a_final_list_keeps_only_ids_the_context_shows():
-    v = view(["fuji_0", "etna_2"])
+    v = view(["fuji_0", "etna_2"], final="list")
     d = read_decision('{"final": ["etna_2", "never_shown_9", "fuji_0", "etna_2"]}', v)
     assert [f.id for f in d.final or []] == ["etna_2", "fuji_0"]
     none = read_decision('{"final": ["<Document id=x_1>", "y_2"]}', v)
@@ -319,16 +377,27 @@ async def test_a_new_search_beside_a_repeat_is_taken_at_once():
     assert [c.arguments["query"] for c in d.tool_calls] == ["q0", "Etna eruptions"]
 
 
-async def test_the_last_turn_offers_only_the_final_list():
+@pytest.mark.parametrize(
+    ("final", "content", "listed"),
+    [
+        ("list", '{"final": ["富士山_1", "fuji_0"]}', ["富士山_1", "fuji_0"]),
+        (
+            "grades",
+            '{"final": {"fuji_0": 1, "etna_2": 0, "富士山_1": 2}}',
+            ["富士山_1", "fuji_0", "etna_2"],
+        ),
+    ],
+)
+async def test_the_last_turn_offers_only_the_final_list(final, content, listed):
     """Left free to the end, the 1.5B kept searching: 13 of 16 seeded episodes stopped at
     max_turns with no list of its own. Its last turn now admits only the final list, with
     the system message (which the server caches) unchanged and a note after the rest."""
-    v = view(["fuji_0", "etna_2"], ["富士山_1"])
+    v = view(["fuji_0", "etna_2"], ["富士山_1"], final=final)
     asked: list[tuple[list[Message], dict]] = []
 
     async def ask(messages, schema):
         asked.append((messages, schema))
-        return ConstrainedReply(content='{"final": ["富士山_1", "fuji_0"]}', completion_tokens=14)
+        return ConstrainedReply(content=content, completion_tokens=14)
 
     d = await constrained_turn(v, ask, reply_tokens=768)
     free_messages, free_schema = asked.pop()
@@ -336,7 +405,7 @@ async def test_the_last_turn_offers_only_the_final_list():
 
     last = v.model_copy(update={"turn": 6})
     d = await constrained_turn(last, ask, reply_tokens=768)
-    assert [f.id for f in d.final or []] == ["富士山_1", "fuji_0"]
+    assert [f.id for f in d.final or []] == listed
     messages, schema = asked.pop()
     assert list(branches(schema)) == ["final"]
     assert branches(schema)["final"] == branches(free_schema)["final"]
@@ -344,12 +413,21 @@ async def test_the_last_turn_offers_only_the_final_list():
     assert messages[-1].role == "user" and "This is your last turn" in messages[-1].content
 
 
-async def test_a_last_turn_cut_off_is_asked_again_for_a_shorter_final_list():
-    v = view(["fuji_0", "etna_2", "富士山_1"]).model_copy(update={"turn": 6})
+@pytest.mark.parametrize(
+    ("final", "cut", "shorter", "listed", "note"),
+    [
+        ("list", '{"final": ["fuji_0", ', '{"final": ["etna_2"]}', ["etna_2"], "last turn"),
+        ("grades", '{"final": {"fuji_0": 1, ', '{"final": {"fuji_0": 0}}', ["fuji_0"], "a grade"),
+    ],
+)
+async def test_a_last_turn_cut_off_is_asked_again_for_a_shorter_final_answer(
+    final, cut, shorter, listed, note
+):
+    v = view(["fuji_0", "etna_2", "富士山_1"], final=final).model_copy(update={"turn": 6})
     asked: list[tuple[list[Message], dict]] = []
     replies = [
-        ConstrainedReply(content='{"final": ["fuji_0", ', cut_off=True, completion_tokens=40),
-        ConstrainedReply(content='{"final": ["etna_2"]}', completion_tokens=8),
+        ConstrainedReply(content=cut, cut_off=True, completion_tokens=40),
+        ConstrainedReply(content=shorter, completion_tokens=8),
     ]
 
     async def ask(messages, schema):
@@ -357,12 +435,20 @@ async def test_a_last_turn_cut_off_is_asked_again_for_a_shorter_final_list():
         return replies.pop(0)
 
     d = await constrained_turn(v, ask, reply_tokens=40)
-    assert [f.id for f in d.final or []] == ["etna_2"]
+    assert [f.id for f in d.final or []] == listed
     (_, first), (again, second) = asked
     assert list(branches(second)) == ["final"]
-    tight = branches(second)["final"]["properties"]["final"]["maxItems"]
-    assert tight < branches(first)["final"]["properties"]["final"]["maxItems"]
-    assert "This is your last turn" in again[-2].content and "cut off" in again[-1].content
+    # Fewer ids: a list's bound halved; grades for fewer of the ids shown (24 tokens of
+    # room, about ten an id with its grade: two, then one).
+    assert final_room(second) < final_room(first)
+    assert final == "list" or final_enum(second) == ["fuji_0"]
+    assert note in again[-2].content and "cut off" in again[-1].content
+
+
+def final_room(schema: dict) -> int:
+    """How many ids a final answer of `schema` may name."""
+    final = branches(schema)["final"]["properties"]["final"]
+    return len(final["required"]) if final["type"] == "object" else final["maxItems"]
 
 
 async def test_a_last_turn_with_nothing_shown_may_still_search():

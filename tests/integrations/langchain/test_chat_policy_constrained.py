@@ -41,7 +41,8 @@ def shown_view(*ids: str) -> PolicyView:
 
 
 async def test_chat_openai_sends_the_schema_as_response_format_and_reads_the_final_list():
-    with OpenAICompatible(('{"final": ["hoei_0", "edo_3"]}', "stop")) as server:
+    graded = '{"final": {"fuji_0": 0, "hoei_0": 2, "edo_3": 1}}'
+    with OpenAICompatible((graded, "stop")) as server:
         policy = ChatModelPolicy(openai_model(server, max_tokens=768), constrained=True)
         d = await policy.decide(shown_view("fuji_0", "hoei_0", "edo_3"))
     [body] = server.requests
@@ -53,7 +54,8 @@ async def test_chat_openai_sends_the_schema_as_response_format_and_reads_the_fin
     assert final_enum(schema) == ["fuji_0", "hoei_0", "edo_3"]
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     assert "<Document" not in body["messages"][1]["content"]
-    assert [f.id for f in d.final or []] == ["hoei_0", "edo_3"] and d.error is None
+    # By grade, 0 last: the list ranks every chunk shown.
+    assert [f.id for f in d.final or []] == ["hoei_0", "edo_3", "fuji_0"] and d.error is None
     assert (d.prompt_tokens, d.completion_tokens) == (500, 64)
 
 
@@ -135,7 +137,8 @@ async def test_a_whole_episode_on_constrained_decisions_through_chat_openai(tmp_
     def conclude(body: dict[str, Any]) -> tuple[str, str]:
         enum = final_enum(body["response_format"]["json_schema"]["schema"])
         assert "hoei_0" in enum and "edo_0" in enum
-        return json.dumps({"final": ["hoei_0", "edo_0"]}), "stop"
+        grades = {i: 2 if i == "hoei_0" else int(i == "edo_0") for i in enum}
+        return json.dumps({"final": grades}), "stop"
 
     with OpenAICompatible(search_edo, conclude) as server:
         result = await asearch(

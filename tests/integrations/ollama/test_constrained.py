@@ -69,7 +69,7 @@ def shown_view(*ids: str) -> PolicyView:
 
 async def test_a_model_without_tools_gets_the_decision_schema_as_format():
     with small_model() as server:
-        server.script(decision(final=["hoei_0", "fuji_0"]))
+        server.script(decision(final={"fuji_0": 1, "hoei_0": 2}))
         p = OllamaPolicy("qwen2.5-coder:1.5b", host=server.host, num_predict=768, **FAST)
         d = await p.decide(shown_view("fuji_0", "hoei_0"))
         await p.aclose()
@@ -82,7 +82,9 @@ async def test_a_model_without_tools_gets_the_decision_schema_as_format():
     assert body["format"] == p.request_for(shown_view("fuji_0", "hoei_0"))["format"]
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
-    assert body["messages"][1]["content"] == task_prompt(QUESTION, 30, constrained=True)
+    assert body["messages"][1]["content"] == task_prompt(
+        QUESTION, 30, constrained=True, graded=True
+    )
     assert json.loads(body["messages"][2]["content"])["calls"][0]["arguments"] == {
         "query": QUESTION
     }
@@ -193,7 +195,7 @@ async def test_an_episode_on_constrained_decisions_answers_a_repeated_search(cor
         # Every id the context shows is in the schema; one it never showed is not.
         enum = final_enum(body["format"])
         assert enum == shown(body) and "hoei_0" in enum
-        return decision(final=["hoei_0", *[i for i in enum if i != "hoei_0"]])
+        return decision(final={i: 2 if i == "hoei_0" else 1 for i in enum})
 
     with small_model() as server:
         server.script(repeat_the_question, answer)
@@ -218,6 +220,48 @@ async def test_an_episode_on_constrained_decisions_answers_a_repeated_search(cor
     [told] = [m for m in second["messages"] if "already ran" in m["content"]]
     assert told["role"] == "user" and told["content"].startswith("[search_corpus results]")
     assert QUESTION in told["content"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "answer", "first"),
+    [
+        # The default: a grade for each id shown, the list by grade (0s last).
+        (None, lambda ids: {i: 2 if i == "hoei_0" else 0 for i in ids}, "hoei_0"),
+        ("list", lambda ids: ["hoei_0"], "hoei_0"),
+    ],
+)
+async def test_the_run_settings_choose_how_the_final_answer_is_written(
+    corpus, setting, answer, first
+):
+    """HarnessConfig.constrained_final reaches the schema from the run's settings, as
+    `--set constrained_final=list` or SIFT_CONSTRAINED_FINAL does."""
+    overrides = {} if setting is None else {"constrained_final": setting}
+
+    def conclude(body: dict[str, Any]) -> Reply:
+        return decision(final=answer(final_enum(body["format"])))
+
+    with small_model() as server:
+        server.script(conclude)
+        policy = OllamaPolicy("qwen2.5-coder:1.5b", host=server.host, **FAST)
+        result = await asearch(
+            QUESTION,
+            corpus,
+            policy=policy,
+            config=HarnessConfig(seed_search=True, keep_plain_search=False, **overrides),
+        )
+        await policy.aclose()
+    assert result.stopped_because == "final", result.error
+    assert result.evidence[0].chunk_id == first
+    [body] = server.chat_requests()
+    [final] = [b for b in body["format"]["anyOf"] if "final" in b["properties"]]
+    shape = final["properties"]["final"]
+    assert shape["type"] == ("array" if setting == "list" else "object")
+    if setting is None:
+        # Every chunk shown is ranked; the justification says the model's grade.
+        assert [e.justification for e in result.evidence][:1] == [
+            "graded 2: it states part of the answer"
+        ]
+        assert len(result.evidence) == len(shape["required"])
 
 
 # ---------------------------------------------------------------- AssistedPlanner's ask
