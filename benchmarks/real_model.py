@@ -969,6 +969,8 @@ RUNS = {
     "0.5b": (
         "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 0 --systems single_shot,heuristic,"
         "chat_seed_c,ollama_seed_c,chat_seed --threads 2 --fixtures",
+        "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 0 --systems single_shot,heuristic,"
+        "chat_seed_cg,ollama_seed_cg --threads 2 --fixtures",
     ),
 }
 
