@@ -65,7 +65,8 @@ _CALL_OVERHEAD: Final = 24
 _REPLY_OVERHEAD: Final = 16
 # Tokens around an id in a final list (quotes, comma) and in a grading (quotes, colon,
 # grade, comma). Qwen2.5 writes a hex chunk id at about a token a character: a 23-character
-# id cost 19 tokens in a list and 22 with its grade (benchmarks/results/real_model.md).
+# id cost about 19 tokens in a list and 22 with its grade (the recorded replies,
+# benchmarks/results/real_model*_replies.jsonl).
 _LISTED_ID_OVERHEAD: Final = 2
 _GRADED_ID_OVERHEAD: Final = 4
 # What each grade of a graded final answer means: told to the model, and kept as the
