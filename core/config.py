@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sift.errors import InvalidQueryError
 from sift.fusion import RRF_K
-from sift.types import SearchMode
+from sift.types import ConstrainedFinal, SearchMode
 
 __all__ = ["HarnessConfig", "check_question", "from_environment"]
 
@@ -164,7 +164,7 @@ class HarnessConfig(BaseSettings):
         "that stop at one document (benchmarks/results/real_model.md); off by default, as "
         "a trained searcher's list is its answer.",
     )
-    constrained_final: Literal["grades", "list"] = Field(
+    constrained_final: ConstrainedFinal = Field(
         "grades",
         description="How a policy in constrained mode (`constrained=True`) writes its final "
         "answer. grades: a grade for every chunk id its context shows (2 states part of "

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "NOT_FOUND",
     "Chunk",
+    "ConstrainedFinal",
     "CorpusStats",
     "Decision",
     "Document",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
+# How a constrained final answer is written (HarnessConfig.constrained_final).
+ConstrainedFinal = Literal["grades", "list"]
 StopReason = Literal["final", "max_turns", "budget", "error", "deadline"]
 # The flag of a result whose evidence does not match the question's key terms; a name
 # the question types that occurs nowhere is flagged `not_found:<name>`.
@@ -274,8 +277,7 @@ class PolicyView(BaseModel):
     # declarations tell the model.
     search_max_chunks: int = 10
     grep_max_hits: int = 5
-    # How a constrained final answer is written (HarnessConfig.constrained_final).
-    constrained_final: Literal["grades", "list"] = "grades"
+    constrained_final: ConstrainedFinal = "grades"
     # The chunk ids of the episode's first search of the question as written, in that
     # search's order (some may have been shown by another call of the same turn).
     question_hits: list[str] = Field(default_factory=list)

@@ -344,16 +344,24 @@ def meta_term(name: str, value: Any) -> str | None:
     return f"{name}{_META_SEPARATOR}{value}"
 
 
+def _metadata_conditions(spec: Filter) -> list[Condition]:
+    """`spec`'s conditions on document metadata (not a chunk's own fields or a column),
+    when every condition must hold; none under `or`, where no one condition narrows."""
+    if spec.logic == "or" and len(spec.conditions) > 1:
+        return []
+    return [
+        c
+        for c in spec.conditions
+        if c.field not in CHUNK_KEYS and c.field not in _COLUMNS and c.field not in LOCATION_KEYS
+    ]
+
+
 def _text_terms(spec: Filter) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The (name, values) of `spec`'s text equalities that the BM25 index can say as
     terms (`eq` a text, `in` a list of texts, on a metadata name), when every
     condition must hold: a chunk passes the filter only if it has one of each."""
-    if spec.logic == "or" and len(spec.conditions) > 1:
-        return ()
     out = []
-    for c in spec.conditions:
-        if c.field in CHUNK_KEYS or c.field in _COLUMNS or c.field in LOCATION_KEYS:
-            continue
+    for c in _metadata_conditions(spec):
         if c.op == "eq" and isinstance(c.value, str):
             values: tuple[Any, ...] = (c.value,)
         elif c.op == "in" and isinstance(c.value, list | tuple) and c.value:
@@ -526,16 +534,8 @@ def _range_terms(
     those values and a term of it: the documents holding a term are a superset of the
     allowed, which is what the index needs (it keeps the allowed ones after). A list's
     other items only widen it."""
-    if spec.logic == "or" and len(spec.conditions) > 1:
-        return ()
     fields = [
-        c.field
-        for c in spec.conditions
-        if c.op in _RANGE
-        and isinstance(c.value, str)
-        and c.field not in CHUNK_KEYS
-        and c.field not in _COLUMNS
-        and c.field not in LOCATION_KEYS
+        c.field for c in _metadata_conditions(spec) if c.op in _RANGE and isinstance(c.value, str)
     ]
     if not fields:
         return ()
