@@ -15,13 +15,23 @@ import numpy as np
 
 from sift.integrations.stores.sqlite._filtering import Allowed
 
-__all__ = ["ExactVectors", "best"]
+__all__ = ["ExactVectors", "best", "cosines"]
 
 _LOAD_BATCH = 20_000
 # A filter allowing fewer than 1/_GATHER_BELOW of the rows has them scored alone (a
 # gather and a small product); more, and the full product with the rest masked costs
 # less than the gather.
 _GATHER_BELOW = 4
+
+
+def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Each row of `matrix` dotted with `query` (unit vectors: their cosines). einsum
+    runs in this thread: a multi-threaded BLAS matrix-vector product waits for its
+    worker threads, and beside a busy neighbour (a local model's server) that wait is
+    the cost: 50,000 rows of 256 took 7.3 ms at p50 (8.9 at p90) through BLAS and 1.9 ms
+    in one thread; 5,000 rows 0.1 ms at p50 but 7.9 ms at p90."""
+    out: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return out
 
 
 def best(
@@ -146,12 +156,10 @@ class ExactVectors:
         rows = None if allowed is None else self._rows(allowed, whole, n)
         if rows is not None and dead:
             rows = rows[alive[rows]]
-        # einsum runs single-threaded: a multi-threaded BLAS matrix-vector product waits
-        # for its worker threads, which costs tens of milliseconds on a busy machine.
         if rows is not None and len(rows) * _GATHER_BELOW < n:
-            keys, scores = ids[rows], np.einsum("ij,j->i", matrix[rows], query)
+            keys, scores = ids[rows], cosines(matrix[rows], query)
         else:
-            keys, scores = ids, np.einsum("ij,j->i", matrix, query)
+            keys, scores = ids, cosines(matrix, query)
             if dead:
                 scores[~alive] = -np.inf
             if rows is not None:

@@ -389,11 +389,12 @@ def test_the_hnsw_graph_ranks_inside_a_filter(
 ) -> None:
     """On the approximate index: a filter's few chunks are scored exactly from the
     graph's vectors, many are found by walking deeper (past `_EXACT_FILTERED`, here made
-    small); either way only matching chunks, k of them, and the few ranked as an exact
-    pass over them ranks them."""
+    small, where an exact pass would cost more: `_ROWS_PER_STEP` made 1); either way only
+    matching chunks, k of them, and the few ranked as an exact pass over them ranks them."""
     from sift.integrations.stores.sqlite import _ann
 
     monkeypatch.setattr(_ann, "_EXACT_FILTERED", 100)
+    monkeypatch.setattr(_ann, "_ROWS_PER_STEP", 1)
     docs = [
         Document(
             id=f"v{i}",
@@ -419,3 +420,59 @@ def test_the_hnsw_graph_ranks_inside_a_filter(
             scores = [h.score for h in got]
             assert scores == pytest.approx([graph[h.chunk.chunk_id] for h in got], abs=1e-2)
             assert scores == pytest.approx(sorted(graph.values(), reverse=True)[:8], abs=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("rows_per_step", "cap", "walked"),
+    [(70, 64 << 20, False), (1, 64 << 20, True), (70, 1024, True)],
+    ids=["exact-pays", "walk-is-cheaper", "over-the-memory-cap"],
+)
+def test_a_wide_filter_is_scored_exactly_where_the_walk_costs_more(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rows_per_step: int,
+    cap: int,
+    walked: bool,
+) -> None:
+    """Past `_EXACT_FILTERED` chunks, a filter's chunks are still scored exactly, alone,
+    while that scores fewer than `_ROWS_PER_STEP` chunks a step of the walk it replaces
+    and their matrix fits `_EXACT_FILTERED_BYTES`; otherwise the graph is walked deeper.
+    The exact pass gives the graph's own scores of the best allowed chunks."""
+    from sift.integrations.stores.sqlite import _ann
+
+    monkeypatch.setattr(_ann, "_EXACT_FILTERED", 100)
+    monkeypatch.setattr(_ann, "_ROWS_PER_STEP", rows_per_step)
+    monkeypatch.setattr(_ann, "_EXACT_FILTERED_BYTES", cap)
+    walks: list[int] = []
+    walk = _ann.AnnVectors._search
+
+    def counted(self: Any, query: Any, limit: int, exclude: Any = ()) -> Any:
+        walks.append(limit)
+        return walk(self, query, limit, exclude)
+
+    monkeypatch.setattr(_ann.AnnVectors, "_search", counted)
+    docs = [
+        Document(
+            id=f"w{i}",
+            text=f"港の橋 harbour {i} " + ("東京 " if i % 3 else "river ") * (i % 5),
+            metadata={"group": "wide" if i % 4 else "narrow"},
+        )
+        for i in range(600)
+    ]
+    with SqliteCorpus(
+        tmp_path / "ann", embedder="hash", vector_index="ann", ann_threshold=1
+    ) as corpus:
+        corpus.upsert(docs)
+        got = corpus.search("東京 river", k=8, mode="dense", filters={"group": "wide"})
+        assert bool(walks) is walked
+        assert len(got) == 8 and all(h.chunk.metadata["group"] == "wide" for h in got)
+        if not walked:
+            walks.clear()
+            every = corpus.search("東京 river", k=600, mode="dense")
+            graph = {
+                h.chunk.chunk_id: h.score for h in every if h.chunk.metadata["group"] == "wide"
+            }
+            assert len(graph) == 450
+            assert [h.score for h in got] == pytest.approx(
+                sorted(graph.values(), reverse=True)[:8], abs=1e-2
+            )
