@@ -59,7 +59,7 @@ from entity_graph_quality import part_of
 from planner_quality import build_store, embedder_name, gold_sets, load
 
 from sift.graphs import asearch, single_shot
-from sift.graphs.policies import AssistedPlanner, HeuristicPlanner
+from sift.graphs.policies import AssistedPlanner, HeuristicPlanner, HeuristicPlannerConfig
 from sift.llm import ConstrainedReply
 from sift.types import Chunk, GrepResult, Hit, Message
 
@@ -574,6 +574,9 @@ def main(argv: list[str] | None = None) -> int:
             "passage_options": args.passage_options,
             "promote": args.promote,
             "passage_chars": args.passage_chars,
+            # The planner's own settings the replay needs (it replays older recordings
+            # without the rules they predate).
+            "confirmed_below": HeuristicPlannerConfig().confirmed_below,
         }
         write_fixture(records, args.fixture, args.fixture_episodes, args.fixture_system, settings)
     return 0

@@ -146,6 +146,12 @@ class HeuristicPlannerConfig(BaseSettings):
     names_first: bool = True
     # A comparison's first pick leads, above the plain search's first (docs/decisions/0024).
     compared_first: bool = True
+    # The planner's first pick leads, above the plain search's first, where the two
+    # agree on the pick and not on that search's first: the plain search ranks the
+    # pick's document within its first `confirmed_within`, while the planner ranks the
+    # search's first document `confirmed_below`th or lower (0: off; docs/decisions/0026).
+    confirmed_below: int = Field(default=5, ge=0)
+    confirmed_within: int = Field(default=10, ge=1)
     # The result is flagged `not_found` when the surfaced chunks together hold less than
     # this share of the question's content words (IDF-weighted), or `not_found:<name>`
     # when a name the question types occurs nowhere (its grep found nothing).

@@ -541,11 +541,25 @@ class HeuristicPlanner:
         # the gold first for 4 more HotpotQA comparisons, and below single-shot on no
         # set (docs/decisions/0024).
         compared = plan.comparison and parts is None and not early and self.config.compared_first
+        # Elsewhere the planner's first pick leads where one plain search backs it (ranks
+        # it high) and the planner does not back that search's first (ranks it low):
+        # after several searches the planner weighed more than one search could. On the
+        # tune halves it put the gold first for 5 more MuSiQue questions and 2 more
+        # HotpotQA ones, and below single-shot on no set (docs/decisions/0026).
+        confirmed = (
+            parts is None
+            and not early
+            and not compared
+            and _confirmed_first(
+                view, kept, searched, self.config.confirmed_below, self.config.confirmed_within
+            )
+        )
         final: list[FinalDocument] = []
         for i, s in enumerate(kept):
             named = [n for n in names if writes_name(view.seen[s.chunk_id], n)]
             lead = bool(named) and self.config.names_first
             comparing = compared and i == 0 and not lead
+            confirming = confirmed and i == 0 and not lead
             # Scores fall with the rank, whatever reordered the planner's list.
             score = s.score if not final else min(s.score, final[-1].score or 0.0)
             justification = _justify(s, i, via.get(s.chunk_id), search_rank.get(s.chunk_id), named)
@@ -554,6 +568,8 @@ class HeuristicPlanner:
                     " It leads, above the plain search's first: the question compares "
                     "things, and the planner searched each."
                 )
+            elif confirming:
+                justification += f" It leads, above the plain search's first: {_CONFIRMED}."
             final.append(
                 FinalDocument(
                     id=s.chunk_id,
@@ -569,6 +585,8 @@ class HeuristicPlanner:
                         if lead
                         else "the question compares things, and the planner searched each"
                         if comparing
+                        else _CONFIRMED
+                        if confirming
                         else None
                     ),
                 )
@@ -590,6 +608,26 @@ class HeuristicPlanner:
 
 
 # ---------------------------------------------------------------------- helpers
+
+_CONFIRMED = (
+    "one plain search of the question ranks it high, and the planner ranks that search's first low"
+)
+
+
+def _confirmed_first(
+    view: PolicyView, kept: list[ChunkScore], searched: list[str], below: int, within: int
+) -> bool:
+    """Whether the planner's first pick (of `kept`) is one the plain search of the
+    question (`searched`, in its order) ranks within its first `within` documents, while
+    the planner ranks that search's first document `below`th or lower (or not at all)."""
+    if below <= 0 or not kept or not searched:
+        return False
+    plain = list(dict.fromkeys(view.seen[c].chunk.doc_id for c in searched if c in view.seen))
+    own = list(dict.fromkeys(view.seen[s.chunk_id].chunk.doc_id for s in kept))
+    if not plain or own[0] == plain[0]:
+        return False
+    place = own.index(plain[0]) + 1 if plain[0] in own else len(own) + 1
+    return place >= below and own[0] in plain[:within]
 
 
 def _weights_for(config: HeuristicPlannerConfig) -> Weights:

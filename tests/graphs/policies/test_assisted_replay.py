@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from sift.graphs import asearch
-from sift.graphs.policies import AssistedPlanner
+from sift.graphs.policies import AssistedPlanner, HeuristicPlannerConfig
 from sift.llm import ConstrainedReply
 from sift.types import Chunk, CorpusStats, GrepResult, Hit, Message
 
@@ -140,6 +140,9 @@ async def test_recorded_episode_replays(episode: dict[str, Any], shared_benchmar
     settings = episode["settings"]
     policy = AssistedPlanner(
         ask,
+        # Recorded before the planner's backed first led (docs/decisions/0026): replayed
+        # as they ran.
+        HeuristicPlannerConfig(confirmed_below=settings.get("confirmed_below", 0)),
         asks=tuple(settings["asks"]),
         passage_options=settings["passage_options"],
         promote=settings["promote"],

@@ -652,16 +652,21 @@ COMPARED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def compared(tmp_path_factory: pytest.TempPathFactory):
+def _pages(tmp_path_factory: pytest.TempPathFactory, name: str, docs: list[Document]):
+    """A module's store of short pages (one chunk each), closed after its tests."""
     from sift.integrations.stores.sqlite import SqliteCorpus
 
     corpus = SqliteCorpus(
-        Path(tmp_path_factory.mktemp("compared")) / "s", embedder="hash", chunk_tokens=120
+        Path(tmp_path_factory.mktemp(name)) / "s", embedder="hash", chunk_tokens=120
     )
-    corpus.upsert(COMPARED)
+    corpus.upsert(docs)
     yield corpus
     corpus.close()
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory: pytest.TempPathFactory):
+    yield from _pages(tmp_path_factory, "compared", COMPARED)
 
 
 @pytest.mark.parametrize(
@@ -691,3 +696,76 @@ def test_a_comparisons_first_pick_leads_the_plain_searchs_first(
     assert quiz in [e.doc_id for e in result.evidence[:3]]
     without = _run(compared, question, compared_first=False)
     assert without.evidence[0].doc_id == quiz
+
+
+# ---------------------------------------------------------- the planner's backed first
+
+CHAINED = [
+    Document(
+        id="alder",
+        title="Alder Company",
+        text="The Alder Company is a timber firm. It was founded in 1901 by Jonas Pettersen, "
+        "a carpenter.",
+    ),
+    Document(
+        id="pettersen",
+        title="Jonas Pettersen",
+        text="Jonas Pettersen was a Norwegian carpenter. He was born in Bergen in 1870 and "
+        "moved to Oregon.",
+    ),
+    Document(
+        id="quiz",
+        title="Founder quiz",
+        text="Where was the founder born? Quiz questions on where each company founder was "
+        "born, and which company each founder founded.",
+    ),
+    Document(
+        id="alder-ja",
+        title="アルダー社",
+        text="アルダー社は木材会社である。1901年に大工のヨナス・ペッテルセンが設立した。",
+    ),
+    Document(
+        id="pettersen-ja",
+        title="ヨナス・ペッテルセン",
+        text="ヨナス・ペッテルセンはノルウェーの大工である。1870年にベルゲンで生まれ、"
+        "オレゴンに移った。",
+    ),
+    Document(
+        id="quiz-ja",
+        title="創業者クイズ",
+        text="創業者はどこで生まれましたか？会社の創業者がどこで生まれたか、どの会社を"
+        "設立したかを当てるクイズです。",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def chained(tmp_path_factory: pytest.TempPathFactory):
+    yield from _pages(tmp_path_factory, "chained", CHAINED)
+
+
+@pytest.mark.parametrize(
+    ("question", "quiz", "company"),
+    [
+        ("Where was the founder of the Alder Company born?", "quiz", "alder"),
+        ("アルダー社を設立した人物はどこで生まれましたか？", "quiz-ja", "alder-ja"),
+    ],
+)
+def test_the_planners_first_leads_where_the_plain_search_backs_it(
+    chained, question: str, quiz: str, company: str
+) -> None:
+    """A chain of relations: one plain search ranks the page of the question's words
+    first and the company's page second; after its hops the planner ranks the company
+    first and that quiz page third. The planner's first leads when the planner ranks the
+    plain search's first `confirmed_below`th or lower and the plain search ranks the
+    pick within its first `confirmed_within`; otherwise the plain search's first does."""
+    plain = [e.doc_id for e in single_shot(question, chained, top_k=10).evidence]
+    assert plain[:2] == [quiz, company]
+    for below, within, leads in ((3, 10, company), (2, 2, company), (4, 10, quiz), (3, 1, quiz)):
+        result = _run(chained, question, confirmed_below=below, confirmed_within=within)
+        assert result.evidence[0].doc_id == leads, (below, within)
+        if leads == company:
+            assert "ranks that search's first low" in result.evidence[0].justification
+            # The plain search's first comes next: the harness keeps it there.
+            assert result.evidence[1].doc_id == quiz
+    assert _run(chained, question, confirmed_below=0).evidence[0].doc_id == quiz
