@@ -563,13 +563,9 @@ class HeuristicPlanner:
             # Scores fall with the rank, whatever reordered the planner's list.
             score = s.score if not final else min(s.score, final[-1].score or 0.0)
             justification = _justify(s, i, via.get(s.chunk_id), search_rank.get(s.chunk_id), named)
-            if comparing:
-                justification += (
-                    " It leads, above the plain search's first: the question compares "
-                    "things, and the planner searched each."
-                )
-            elif confirming:
-                justification += f" It leads, above the plain search's first: {_CONFIRMED}."
+            reason = _COMPARED if comparing else _CONFIRMED if confirming else None
+            if reason:
+                justification += f" It leads, above the plain search's first: {reason}."
             final.append(
                 FinalDocument(
                     id=s.chunk_id,
@@ -581,13 +577,7 @@ class HeuristicPlanner:
                     # A name the question types is a reason to lead, even above the
                     # plain search's first (the harness keeps that one next).
                     lead_reason=(
-                        f"it writes {', '.join(named)}, named in the question"
-                        if lead
-                        else "the question compares things, and the planner searched each"
-                        if comparing
-                        else _CONFIRMED
-                        if confirming
-                        else None
+                        f"it writes {', '.join(named)}, named in the question" if lead else reason
                     ),
                 )
             )
@@ -609,6 +599,9 @@ class HeuristicPlanner:
 
 # ---------------------------------------------------------------------- helpers
 
+# Why the planner's first pick leads, above the plain search's first (the lead reason,
+# and the end of its justification).
+_COMPARED = "the question compares things, and the planner searched each"
 _CONFIRMED = (
     "one plain search of the question ranks it high, and the planner ranks that search's first low"
 )
@@ -622,7 +615,7 @@ def _confirmed_first(
     the planner ranks that search's first document `below`th or lower (or not at all)."""
     if below <= 0 or not kept or not searched:
         return False
-    plain = list(dict.fromkeys(view.seen[c].chunk.doc_id for c in searched if c in view.seen))
+    plain = list(dict.fromkeys(view.seen[c].chunk.doc_id for c in searched))
     own = list(dict.fromkeys(view.seen[s.chunk_id].chunk.doc_id for s in kept))
     if not plain or own[0] == plain[0]:
         return False
