@@ -47,6 +47,14 @@ DATASETS = ("hotpotqa", "musique", "2wikimultihopqa", "jsquad")
 SYSTEMS = ("single_shot", "agentic")
 
 
+def kind_of(q: dict[str, Any]) -> str:
+    """The question's kind as its set labels it: MuSiQue by hop count (its halves hold
+    different mixes), HotpotQA and 2WikiMultihopQA by type; JSQuAD has one kind."""
+    if q.get("num_hops"):
+        return f"{q['num_hops']} hops"
+    return str(q.get("type") or "-")
+
+
 def not_found(flags: list[str]) -> bool:
     return any(f == "not_found" or f.startswith("not_found:") for f in flags)
 
@@ -127,7 +135,12 @@ async def run(
         for number, q in enumerate(questions):
             part = part_of(q["id"])
             tallies = out.setdefault(part, {s: Tally() for s in SYSTEMS})
-            record: dict[str, Any] = {"dataset": name, "id": q["id"], "part": part}
+            record: dict[str, Any] = {
+                "dataset": name,
+                "id": q["id"],
+                "part": part,
+                "kind": kind_of(q),
+            }
             order = SYSTEMS if number % 2 == 0 else SYSTEMS[::-1]
             for system in order:
                 t = time.perf_counter()
@@ -163,6 +176,32 @@ def table(results: dict[str, dict[str, dict[str, Tally]]]) -> list[str]:
     return lines
 
 
+def kind_table(records: list[dict[str, Any]]) -> list[str]:
+    """Single-shot beside agentic per set, kind and half: whether a gap between the halves
+    is the kinds they hold or within one kind."""
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        cells.setdefault((r["dataset"], r["kind"], r["part"]), []).append(r)
+    lines = [
+        "| set | kind | half | n | hit@1 | hit@10 | all-gold@10 |",
+        "|" + " --- |" * 7,
+    ]
+    for (name, kind, part), rs in sorted(cells.items()):
+
+        def share(system: str, test: Any, rs: list[dict[str, Any]] = rs) -> float:
+            return sum(bool(test(r[system])) for r in rs) / len(rs)
+
+        figures = []
+        for test in (
+            lambda o: o["first_gold_rank"] == 1,
+            lambda o: o["first_gold_rank"] is not None and o["first_gold_rank"] <= 10,
+            lambda o: o["all_gold10"],
+        ):
+            figures.append(f"{share('single_shot', test):.3f} / {share('agentic', test):.3f}")
+        lines.append(f"| {name} | {kind} | {part} | {len(rs)} | " + " | ".join(figures) + " |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
@@ -183,7 +222,13 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.datasets:
             results[name], rows = asyncio.run(run(name, args, progress))
             records += rows
-    lines = table(results)
+    lines = [
+        *table(results),
+        "",
+        "By kind (each cell: single-shot / agentic):",
+        "",
+        *kind_table(records),
+    ]
     print("\n".join(lines))
     if args.json:
         args.json.write_text(
