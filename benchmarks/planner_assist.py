@@ -43,6 +43,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import random
 import statistics
 import sys
 import time
@@ -150,6 +151,10 @@ class OracleAsk:
         # Set per passage ask from the options it shows (`_oracle_passages`).
         self.numbers: list[int] = []
 
+    def pick(self, gold: list[bool]) -> list[int]:
+        """The passage answer (numbers from 1) given which shown passages are gold."""
+        return [i + 1 for i, g in enumerate(gold) if g][:4]
+
     async def __call__(self, messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
         props = schema["properties"]
         if "name" in props:
@@ -157,6 +162,26 @@ class OracleAsk:
             pick = next((o for o in options[:-1] if is_gold_name(o, self.golds)), options[-1])
             return ConstrainedReply(content=json.dumps({"name": pick}))
         return ConstrainedReply(content=json.dumps({"passages": self.numbers}))
+
+
+class JudgeAsk(OracleAsk):
+    """A chooser of a given judgement (`--judges`): each shown gold passage is picked
+    with probability `recall`, each other one with `false_rate` (a seeded draw), the
+    first four picks in the order shown, as the schema allows. It tells how well a
+    model must judge passages for the mode to pay."""
+
+    def __init__(
+        self, golds: list[str], gold_docs: set[str], recall: float, false_rate: float, seed: str
+    ) -> None:
+        super().__init__(golds, gold_docs)
+        self.recall = recall
+        self.false_rate = false_rate
+        self.rng = random.Random(seed)
+
+    def pick(self, gold: list[bool]) -> list[int]:
+        draws = [self.rng.random() for _ in gold]
+        chance = [self.recall if g else self.false_rate for g in gold]
+        return [i + 1 for i, (d, c) in enumerate(zip(draws, chance, strict=True)) if d < c][:4]
 
 
 # ---------------------------------------------------------------------- recording the store
@@ -368,6 +393,94 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
+async def judge_sweep(args: argparse.Namespace) -> list[str]:
+    """The passage question answered by `JudgeAsk` at each `--judges` RECALL:FALSE_RATE,
+    `--judge-seeds` draws a question, beside the planner alone: how well a chooser must
+    judge for the mode to reach the planner + 0.05."""
+    rows, chosen = questions(args.limit_per_half)
+    rows_by_id = {r["id"]: r for r in rows}
+    judges = [_judge(j) for j in args.judges]
+    planner: dict[str, bool] = {}
+    outcomes: dict[tuple[float, float], list[tuple[str, int, bool]]] = {j: [] for j in judges}
+    with Progress() as progress:
+        store = build_store("musique", rows, embedder_name(), progress)
+        task = progress.add_task("judges", total=len(chosen) * len(judges) * args.judge_seeds)
+        try:
+            for q in chosen:
+                golds = gold_names(q, rows_by_id)
+                gold_docs = set().union(*gold_sets(q))
+                alone = await asearch(q["question"], store, policy=HeuristicPlanner(), top_k=TOP_K)
+                planner[q["id"]] = score(q, alone)["all_gold10"]
+                for recall, false_rate in judges:
+                    for seed in range(args.judge_seeds):
+                        ask = JudgeAsk(
+                            golds,
+                            gold_docs,
+                            recall,
+                            false_rate,
+                            f"{q['id']}/{recall}/{false_rate}/{seed}",
+                        )
+                        policy = AssistedPlanner(
+                            ask,
+                            asks=("passages",),
+                            passage_options=args.passage_options,
+                            promote=args.promote,
+                            passage_chars=args.passage_chars,
+                        )
+                        policy = _oracle_passages(policy, gold_docs)
+                        result = await asearch(q["question"], store, policy=policy, top_k=TOP_K)
+                        outcomes[(recall, false_rate)].append(
+                            (q["id"], seed, score(q, result)["all_gold10"])
+                        )
+                        progress.advance(task)
+        finally:
+            store.close()
+    parts = {q["id"]: part_of(q["id"]) for q in chosen}
+    n = len(chosen)
+    lines = [
+        f"| chooser | all-gold@10 (mean of {args.judge_seeds} draws) | tune | held | lowest "
+        "draw / highest | questions gained / lost a draw (mean) |",
+        "|" + " --- |" * 6,
+        f"| planner alone | {sum(planner.values()) / n:.3f} | "
+        + " | ".join(
+            f"{_share([planner[i] for i in planner if parts[i] == part]):.3f}"
+            for part in ("tune", "held")
+        )
+        + " | | |",
+    ]
+    for (recall, false_rate), got in outcomes.items():
+        draws = [[ok for _, s, ok in got if s == seed] for seed in range(args.judge_seeds)]
+        gained = statistics.mean(
+            sum(ok and not planner[i] for i, s, ok in got if s == d)
+            for d in range(args.judge_seeds)
+        )
+        lost = statistics.mean(
+            sum(planner[i] and not ok for i, s, ok in got if s == d)
+            for d in range(args.judge_seeds)
+        )
+        by_part = [
+            _share([ok for i, _, ok in got if parts[i] == part]) for part in ("tune", "held")
+        ]
+        lines.append(
+            f"| recall {recall:.2f}, false rate {false_rate:.2f} | "
+            f"{_share([ok for _, _, ok in got]):.3f} | {by_part[0]:.3f} | {by_part[1]:.3f} | "
+            f"{min(map(_share, draws)):.3f} / {max(map(_share, draws)):.3f} | "
+            f"{gained:.1f} / {lost:.1f} |"
+        )
+    return lines
+
+
+def _judge(text: str) -> tuple[float, float]:
+    recall, false_rate = (float(x) for x in text.split(":"))
+    if not (0 <= recall <= 1 and 0 <= false_rate <= 1):
+        raise SystemExit(f"--judges takes RECALL:FALSE_RATE in [0, 1], not {text!r}")
+    return recall, false_rate
+
+
+def _share(values: Sequence[bool]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
 def _shown_only(chunks: dict[str, dict[str, Any]], result: Any) -> dict[str, dict[str, Any]]:
     """The recorded chunks, with the text and title of those the episode never showed
     left out: a search fetches more than it shows (parallel searches share out their
@@ -392,9 +505,7 @@ def _oracle_passages(policy: AssistedPlanner, gold_docs: set[str]) -> AssistedPl
     async def ask(messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
         if "passages" in schema["properties"]:
             options = policy.records[-1].options
-            inner.numbers = [
-                i + 1 for i, o in enumerate(options) if o.rsplit("_", 1)[0] in gold_docs
-            ][:4]
+            inner.numbers = inner.pick([o.rsplit("_", 1)[0] in gold_docs for o in options])
         return await inner(messages, schema)
 
     policy.ask = ask
@@ -550,7 +661,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fixture-episodes", type=int, default=3)
     parser.add_argument("--ids", nargs="+", help="only these of the 40 questions")
     parser.add_argument("--fixture-system", default="assisted", choices=["assisted", "oracle"])
+    parser.add_argument(
+        "--judges",
+        nargs="+",
+        metavar="RECALL:FALSE_RATE",
+        help="instead of the systems: the passage question answered by choosers of these "
+        "judgements (no model), beside the planner alone",
+    )
+    parser.add_argument("--judge-seeds", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.judges:
+        lines = asyncio.run(judge_sweep(args))
+        print("\n".join(lines))
+        if args.markdown:
+            args.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return 0
     records = asyncio.run(run(args))
     systems = [s for s in (*SYSTEMS, "oracle") if s in records[0]]
     lines = [*summary(records, systems), "", *ask_tables(records, systems)]
