@@ -919,6 +919,8 @@ def _graded_table(out: Outputs) -> list[str]:
     # Only episodes that finished: a run cut short leaves the replies of the one it was in.
     finished = {(r["question_id"], r["system"]) for r in _rows(out)}
     answers: dict[str, list[dict[str, int]]] = collections.defaultdict(list)
+    golds: dict[str, list[set[str]]] = collections.defaultdict(list)
+    questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
     for line in out.replies.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         if not r["system"].endswith("_cg") or r["finish_reason"] == "length":
@@ -929,6 +931,10 @@ def _graded_table(out: Outputs) -> list[str]:
             final = json.loads(r["content"]).get("final")
             if isinstance(final, dict) and final:
                 answers[r["system"]].append(final)
+                q = questions[r["question_id"]]
+                golds[r["system"]].append(
+                    {*q["supporting_doc_ids"], *(q.get("gold_near_duplicate_doc_ids") or [])}
+                )
     if not answers:
         return []
     lines = [
@@ -937,17 +943,31 @@ def _graded_table(out: Outputs) -> list[str]:
         'The `_cg` systems\' final answers (constrained_final "grades"): each grades '
         "every chunk id its context shows, 2 (states part of the answer), 1 (about the "
         "question) or 0 (not about it); the list is the ids by grade, ties in the order "
-        "shown, 0s last. Reordered: answers whose grades are not all equal.",
+        "shown, 0s last. Reordered: answers whose grades are not all equal. Graded 2: "
+        "the share of ids graded 2, the first shown apart (the seed search's first, most "
+        "often gold) from the rest, gold (a chunk of a gold passage) apart from the others: "
+        "a model that judges what it read grades the gold ones 2 and the others less.",
         "",
-        "| system | answers | ids graded (mean) | grade 2 / 1 / 0 | reordered |",
-        "| --- | --- | --- | --- | --- |",
+        "| system | answers | ids graded (mean) | grade 2 / 1 / 0 | reordered | graded 2: "
+        "first shown | after it, gold | after it, others |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for system, finals in sorted(answers.items()):
         grades = collections.Counter(g for f in finals for g in f.values())
         reordered = sum(len(set(f.values())) > 1 for f in finals)
+        # (grade 2, graded) for the first id shown, and after it for gold and other ids.
+        tally = {"first": [0, 0], "gold": [0, 0], "other": [0, 0]}
+        for final, gold in zip(finals, golds[system], strict=True):
+            for i, (cid, grade) in enumerate(final.items()):
+                key = "first" if i == 0 else "gold" if cid.rsplit("_", 1)[0] in gold else "other"
+                tally[key][0] += grade == 2
+                tally[key][1] += 1
+        shares = " | ".join(
+            f"{two}/{n} ({two / n:.2f})" if n else "0/0" for two, n in tally.values()
+        )
         lines.append(
             f"| {system} | {len(finals)} | {sum(map(len, finals)) / len(finals):.1f} | "
-            f"{grades[2]} / {grades[1]} / {grades[0]} | {reordered}/{len(finals)} |"
+            f"{grades[2]} / {grades[1]} / {grades[0]} | {reordered}/{len(finals)} | {shares} |"
         )
     return [*lines, ""]
 
@@ -963,13 +983,13 @@ RUNS = {
         "--threads 1 --fixtures",
         "--hotpotqa 0 --jsquad 0 --musique 20 --systems single_shot,heuristic,chat_seed_c,"
         "ollama_seed_c --threads 2 --fixtures",
-        "--hotpotqa 9 --jsquad 9 --musique 20 --systems single_shot,heuristic,chat_seed_cg,"
+        "--hotpotqa 20 --jsquad 10 --musique 20 --systems single_shot,heuristic,chat_seed_cg,"
         "ollama_seed_cg --threads 2 --fixtures",
     ),
     "0.5b": (
         "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 0 --systems single_shot,heuristic,"
         "chat_seed_c,ollama_seed_c,chat_seed --threads 2 --fixtures",
-        "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 0 --systems single_shot,heuristic,"
+        "--model 0.5b --hotpotqa 9 --jsquad 9 --musique 20 --systems single_shot,heuristic,"
         "chat_seed_cg,ollama_seed_cg --threads 2 --fixtures",
     ),
 }
@@ -1161,6 +1181,9 @@ def write_fixtures(max_tokens: int, out: Outputs) -> None:
                 "supporting_doc_ids": q["supporting_doc_ids"],
                 "stopped_because": row["stopped_because"],
                 "max_tokens": max_tokens,
+                # Whether the policy decoded each reply against the decision's schema:
+                # the replay builds its policy from this, not from the system's name.
+                "constrained": constrained_system(system),
                 # What the replay must run under to meet the same budget tiers.
                 "config": config_of(system).model_dump(
                     include={

@@ -205,8 +205,8 @@ def check_episode(
 
 
 def constrained(episode: dict[str, Any]) -> bool:
-    """Whether the episode ran with constrained decisions (chat_c, ollama_seed_cg, ...)."""
-    return bool(episode["system"].endswith(("_c", "_cg")))
+    """Whether the episode ran with constrained decisions, as the benchmark recorded it."""
+    return bool(episode["constrained"])
 
 
 def _of(kind: str, *, constrained_only: bool = False) -> list[dict[str, Any]]:
