@@ -11,6 +11,9 @@ planner, default settings, top 30). Scored per document (a chunk counts for its
 document; a gold near-duplicate counts as the gold): hit@1/@5/@10 (any gold among the
 first k documents), all-gold@10, the share of results flagged `not_found`, and the
 episode's cost (p50 wall ms, p50 and max peak context tokens, p50 turns and tool calls).
+A second table gives hit@1, hit@10 and all-gold@10 per kind (`kind_of`: MuSiQue by
+hops, HotpotQA and 2WikiMultihopQA by type), so a gap between halves can be told apart
+from the kinds each holds.
 
 Every dev set is cut in two by the SHA-1 of the question id (even first byte: the tuning
 part, odd: the held part), as entity_graph_quality.py cuts it: a threshold is chosen on

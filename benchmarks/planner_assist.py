@@ -3,6 +3,7 @@ planner and the assisted planner on 40 MuSiQue dev questions.
 
     python benchmarks/planner_assist.py --model-url http://127.0.0.1:PORT/v1 \
         [--oracle] [--limit-per-half 20] [--markdown FILE] [--json FILE] [--fixture DIR]
+    python benchmarks/planner_assist.py --judges RECALL:FALSE_RATE ... [--judge-seeds 10]
 
 The 40 questions: MuSiQue's dev questions (`orig_split` dev, ../shared/benchmarks/musique),
 ordered by the SHA-1 of their id, the first 20 of each fixed half (even first byte of that
@@ -15,6 +16,9 @@ planner, asking the model at `--model-url`, an OpenAI-compatible server such as
 llama-server, with `response_format` json_schema and temperature 0). `--oracle` adds
 `oracle`: the same mode with a chooser that reads the gold labels (the best any model
 could do with these options), the ceiling the real model is measured against.
+`--judges` runs, instead of the systems, choosers that read the labels at a set recall
+and false rate (`JudgeAsk`, no model), beside the planner alone: how well a model must
+judge passages for the mode to pay.
 
 Scored per document (a gold near-duplicate counts as the gold): all-gold@10 (every gold
 passage in the first 10 documents), hit@5; per question the model's asks, the fallbacks
@@ -471,7 +475,11 @@ async def judge_sweep(args: argparse.Namespace) -> list[str]:
 
 
 def _judge(text: str) -> tuple[float, float]:
-    recall, false_rate = (float(x) for x in text.split(":"))
+    """A `--judges` value: RECALL:FALSE_RATE, both in [0, 1]."""
+    try:
+        recall, false_rate = (float(x) for x in text.split(":"))
+    except ValueError:
+        recall = false_rate = -1.0
     if not (0 <= recall <= 1 and 0 <= false_rate <= 1):
         raise SystemExit(f"--judges takes RECALL:FALSE_RATE in [0, 1], not {text!r}")
     return recall, false_rate
@@ -668,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the systems: the passage question answered by choosers of these "
         "judgements (no model), beside the planner alone",
     )
-    parser.add_argument("--judge-seeds", type=int, default=5)
+    parser.add_argument("--judge-seeds", type=int, default=10)
     args = parser.parse_args(argv)
     if args.judges:
         lines = asyncio.run(judge_sweep(args))

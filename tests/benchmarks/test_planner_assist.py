@@ -62,5 +62,6 @@ def test_a_noisy_judge_is_the_same_for_the_same_seed_and_misses_at_its_rates(
 
 def test_judges_are_read_as_recall_and_false_rate(assist: ModuleType) -> None:
     assert assist._judge("0.8:0.02") == (0.8, 0.02)
-    with pytest.raises(SystemExit, match="RECALL:FALSE_RATE"):
-        assist._judge("1.5:0")
+    for bad in ("1.5:0", "0.8", "0.8:0.1:0", "高い:0"):
+        with pytest.raises(SystemExit, match="RECALL:FALSE_RATE"):
+            assist._judge(bad)
