@@ -61,7 +61,7 @@ from rich.progress import Progress
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from entity_graph_quality import part_of
-from planner_quality import build_store, embedder_name, gold_sets, load
+from planner_quality import build_store, doc_of, embedder_name, gold_sets, load
 
 from sift.graphs import asearch, single_shot
 from sift.graphs.policies import AssistedPlanner, HeuristicPlanner, HeuristicPlannerConfig
@@ -284,7 +284,7 @@ def passage_stats(records: list[Any], gold: set[str], promote: int) -> list[dict
     for r in records:
         if r.kind != "passages":
             continue
-        docs = [o.rsplit("_", 1)[0] for o in r.options]
+        docs = [doc_of(o) for o in r.options]
         picked = set(r.picked)
         rising = [o for o in r.options[10:] if o in picked][:promote]
         falling = [o for o in reversed(r.options[:10]) if o not in picked][: len(rising)]
@@ -296,14 +296,14 @@ def passage_stats(records: list[Any], gold: set[str], promote: int) -> list[dict
                 "gold_below_10": sum(d in gold for d in docs[10:]),
                 "picked": len(r.picked),
                 "picked_numbers": [r.options.index(p) + 1 for p in r.picked],
-                "picked_gold": sum(p.rsplit("_", 1)[0] in gold for p in r.picked),
+                "picked_gold": sum(doc_of(p) in gold for p in r.picked),
                 "picked_gold_below_10": sum(
-                    p.rsplit("_", 1)[0] in gold for p in r.picked if r.options.index(p) >= 10
+                    doc_of(p) in gold for p in r.picked if r.options.index(p) >= 10
                 ),
                 "rose": len(rising),
-                "rose_gold": sum(o.rsplit("_", 1)[0] in gold for o in rising),
+                "rose_gold": sum(doc_of(o) in gold for o in rising),
                 "fell": len(falling),
-                "fell_gold": sum(o.rsplit("_", 1)[0] in gold for o in falling),
+                "fell_gold": sum(doc_of(o) in gold for o in falling),
                 "fallback": r.fallback,
                 "seconds": r.seconds,
             }
@@ -345,14 +345,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     else:
                         assert server is not None
                         ask = server
-                    policy = AssistedPlanner(
-                        ask,
-                        asks=tuple(args.asks),
-                        passage_options=args.passage_options,
-                        promote=args.promote,
-                        passage_chars=args.passage_chars,
-                        timeout=args.timeout,
-                    )
+                    policy = _assisted(ask, args, args.asks)
                     corpus = RecordingCorpus(store)
                     if system == "oracle":
                         # The passage ask's gold numbers are set per ask from the options.
@@ -424,14 +417,7 @@ async def judge_sweep(args: argparse.Namespace) -> list[str]:
                             false_rate,
                             f"{q['id']}/{recall}/{false_rate}/{seed}",
                         )
-                        policy = AssistedPlanner(
-                            ask,
-                            asks=("passages",),
-                            passage_options=args.passage_options,
-                            promote=args.promote,
-                            passage_chars=args.passage_chars,
-                        )
-                        policy = _oracle_passages(policy, gold_docs)
+                        policy = _oracle_passages(_assisted(ask, args, ["passages"]), gold_docs)
                         result = await asearch(q["question"], store, policy=policy, top_k=TOP_K)
                         outcomes[(recall, false_rate)].append(
                             (q["id"], seed, score(q, result)["all_gold10"])
@@ -453,25 +439,32 @@ async def judge_sweep(args: argparse.Namespace) -> list[str]:
         + " | | |",
     ]
     for (recall, false_rate), got in outcomes.items():
-        draws = [[ok for _, s, ok in got if s == seed] for seed in range(args.judge_seeds)]
-        gained = statistics.mean(
-            sum(ok and not planner[i] for i, s, ok in got if s == d)
-            for d in range(args.judge_seeds)
-        )
-        lost = statistics.mean(
-            sum(planner[i] and not ok for i, s, ok in got if s == d)
-            for d in range(args.judge_seeds)
-        )
+        # Each draw's (question, all gold) pairs.
+        draws = [[(i, ok) for i, s, ok in got if s == d] for d in range(args.judge_seeds)]
+        shares = [_share([ok for _, ok in draw]) for draw in draws]
+        gained = statistics.mean(sum(ok and not planner[i] for i, ok in d) for d in draws)
+        lost = statistics.mean(sum(planner[i] and not ok for i, ok in d) for d in draws)
         by_part = [
             _share([ok for i, _, ok in got if parts[i] == part]) for part in ("tune", "held")
         ]
         lines.append(
             f"| recall {recall:.2f}, false rate {false_rate:.2f} | "
             f"{_share([ok for _, _, ok in got]):.3f} | {by_part[0]:.3f} | {by_part[1]:.3f} | "
-            f"{min(map(_share, draws)):.3f} / {max(map(_share, draws)):.3f} | "
-            f"{gained:.1f} / {lost:.1f} |"
+            f"{min(shares):.3f} / {max(shares):.3f} | {gained:.1f} / {lost:.1f} |"
         )
     return lines
+
+
+def _assisted(ask: Any, args: argparse.Namespace, asks: Sequence[str]) -> AssistedPlanner:
+    """The assisted planner as the command line sets it, asking `asks`."""
+    return AssistedPlanner(
+        ask,
+        asks=tuple(asks),
+        passage_options=args.passage_options,
+        promote=args.promote,
+        passage_chars=args.passage_chars,
+        timeout=args.timeout,
+    )
 
 
 def _judge(text: str) -> tuple[float, float]:
@@ -513,7 +506,7 @@ def _oracle_passages(policy: AssistedPlanner, gold_docs: set[str]) -> AssistedPl
     async def ask(messages: list[Message], schema: dict[str, Any]) -> ConstrainedReply:
         if "passages" in schema["properties"]:
             options = policy.records[-1].options
-            inner.numbers = inner.pick([o.rsplit("_", 1)[0] in gold_docs for o in options])
+            inner.numbers = inner.pick([doc_of(o) in gold_docs for o in options])
         return await inner(messages, schema)
 
     policy.ask = ask

@@ -50,6 +50,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import platform
 import shutil
@@ -577,6 +578,13 @@ def load_questions(hotpotqa: int, jsquad: int, musique: int = 0) -> list[dict[st
     return out
 
 
+@functools.cache
+def questions_by_id() -> dict[str, dict[str, Any]]:
+    """Every dev question of the three sets by id (what the report and the fixtures look
+    a recorded episode's question up in), read once."""
+    return {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
+
+
 def open_store(name: str, progress: Progress):
     """The dataset's SqliteCorpus, built once under benchmarks/.cache/ and reused."""
     from sift.integrations.stores.sqlite import SqliteCorpus
@@ -673,9 +681,9 @@ def _asked_again(out: Outputs) -> dict[tuple[str, str], int]:
         r = json.loads(line)
         if constrained_system(r["system"]):
             replies[(r["question_id"], r["system"])].append(r)
-    questions = {q["id"]: q["question"] for q in load_questions(10_000, 10_000, 10_000)}
+    questions = questions_by_id()
     return {
-        (qid, system): _repeats_asked_again(questions[qid], system, rs)
+        (qid, system): _repeats_asked_again(questions[qid]["question"], system, rs)
         for (qid, system), rs in replies.items()
     }
 
@@ -920,7 +928,7 @@ def _graded_table(out: Outputs) -> list[str]:
     finished = {(r["question_id"], r["system"]) for r in _rows(out)}
     answers: dict[str, list[dict[str, int]]] = collections.defaultdict(list)
     golds: dict[str, list[set[str]]] = collections.defaultdict(list)
-    questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
+    questions = questions_by_id()
     for line in out.replies.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         if not r["system"].endswith("_cg") or r["finish_reason"] == "length":
@@ -931,10 +939,8 @@ def _graded_table(out: Outputs) -> list[str]:
             final = json.loads(r["content"]).get("final")
             if isinstance(final, dict) and final:
                 answers[r["system"]].append(final)
-                q = questions[r["question_id"]]
-                golds[r["system"]].append(
-                    {*q["supporting_doc_ids"], *(q.get("gold_near_duplicate_doc_ids") or [])}
-                )
+                # Gold as `score` counts it: the supporting passages.
+                golds[r["system"]].append(set(questions[r["question_id"]]["supporting_doc_ids"]))
     if not answers:
         return []
     lines = [
@@ -1160,7 +1166,7 @@ def write_fixtures(max_tokens: int, out: Outputs) -> None:
     recorded replies, in order."""
     replies = [json.loads(line) for line in out.replies.read_text(encoding="utf-8").splitlines()]
     rows = {(r["question_id"], r["system"]): r for r in _rows(out)}
-    questions = {q["id"]: q for q in load_questions(10_000, 10_000, 10_000)}
+    questions = questions_by_id()
     wanted: dict[str, set[str]] = collections.defaultdict(set)
     for r in replies:
         q = questions[r["question_id"]]
